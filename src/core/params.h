@@ -1,0 +1,81 @@
+// The resolved problem every backend receives: validated, layouts turned into strides, defaults
+// filled in. Plain data, usable from host and device code (passed by value to kernels).
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctxattn/ctxattn.h"
+
+namespace ctxattn {
+
+struct Params {
+  // ---- sizes ----
+  int64_t num_tokens;     // T
+  int32_t num_qo_heads;   // Hq
+  int32_t num_kv_heads;   // Hkv
+  int32_t group_size;     // G = Hq / Hkv
+  int32_t head_dim;       // D
+  int32_t page_size;      // N, power of two
+  int32_t log2_page_size;
+  int64_t num_pages;      // P
+  int32_t batch_size;     // B
+  int32_t max_pages_per_seq;
+  int32_t max_q_len;
+  int32_t max_kv_len;
+
+  // ---- query [T, Hq, D] ----
+  const void* q;
+  ctxattn_dtype_t q_dtype;
+  int64_t q_stride_token;
+  int64_t q_stride_head;
+
+  // ---- KV: element (page, head, token, d) of K is k[page*k_stride_page + head*k_stride_head +
+  //      token*k_stride_token + d]; the layout (HND / NHD) is folded into these strides. ----
+  const void* k;
+  const void* v;
+  ctxattn_dtype_t kv_dtype;
+  int64_t k_stride_page, k_stride_head, k_stride_token;
+  int64_t v_stride_page, v_stride_head, v_stride_token;
+
+  // ---- metadata (device or host memory, as the call) ----
+  const int32_t* block_tables;
+  int64_t block_tables_stride;
+  const int32_t* seq_lens;        // uint32 input is read through the same bits; values above
+                                  // INT32_MAX read as negative and count as invalid
+  const int32_t* cum_seq_lens_q;
+
+  // ---- math ----
+  float bmm1_scale;
+  float bmm2_scale;
+  const float* bmm1_scale_ptr;    // when non-null, *ptr replaces bmm1_scale
+  const float* bmm2_scale_ptr;
+  int32_t window_left;            // < 0: none
+  bool causal;
+  const float* sinks;             // [Hq] or null
+
+  // ---- output ----
+  void* out;
+  ctxattn_dtype_t out_dtype;      // FLOAT16, BFLOAT16, FLOAT8_E4M3 or NVFP4
+  int64_t out_stride_token;       // elements (bytes for NVFP4)
+  int64_t out_stride_head;
+  uint8_t* out_scale;             // NVFP4 only
+  int64_t out_scale_start_index;
+  int64_t out_scale_cols;         // round_up(Hq*D/16, 4)
+  float o_sf_scale;
+
+  float* lse;                     // [T, Hq] or null
+  int64_t lse_stride_token;
+  int64_t lse_stride_head;
+
+  // ---- execution ----
+  void* workspace;
+  size_t workspace_size;
+  void* stream;
+  int32_t device_index;
+  bool enable_pdl;
+  int32_t num_threads;
+  bool check_metadata;
+};
+
+}  // namespace ctxattn
