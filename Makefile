@@ -5,7 +5,7 @@ VENV    ?= .venv
 JOBS    ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all build run test test-cpp test-python venv clean
+.PHONY: all build run test test-cpp test-python venv clean asan fuzz
 
 all: build
 
@@ -33,6 +33,23 @@ test-python: build venv
 	  $(VENV)/bin/python -m pytest -q tests/python
 
 test: test-cpp test-python
+
+# The CPU backend and the C++ suite under AddressSanitizer + UBSan.
+asan:
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCTXATTN_CUDA=OFF -DCTXATTN_SANITIZE=ON \
+	  -DCTXATTN_BUILD_TOOLS=OFF
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+# libFuzzer over the C edge (CPU backend, ASan + UBSan). FUZZ_SECONDS=30 in CI; longer by hand.
+FUZZ_SECONDS ?= 30
+fuzz:
+	CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCTXATTN_CUDA=OFF \
+	  -DCTXATTN_FUZZ=ON -DCTXATTN_BUILD_TESTS=OFF -DCTXATTN_BUILD_TOOLS=OFF
+	cmake --build build-fuzz -j $(JOBS)
+	mkdir -p build-fuzz/corpus
+	build-fuzz/ctxattn_fuzz -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
+	  -print_final_stats=1 build-fuzz/corpus
 
 clean:
 	rm -rf $(BUILD)
