@@ -1,0 +1,175 @@
+"""The torch custom op `ctxattn::batch_context_with_kv_cache` over the C call.
+
+The op takes already-resolved tensors (K and V as two views, every output allocated) and mutates
+`out`, `out_scale`, `lse` and `workspace_buffer`; it returns nothing. Its fake implementation has
+nothing to compute, so torch.compile traces the call and CUDA graphs capture it. Argument checks
+that need Python's view of the tensors live in prefill.py; the C library validates the rest.
+"""
+
+from typing import Optional
+
+import torch
+
+from . import _lib
+
+OP_NAME = "ctxattn::batch_context_with_kv_cache"
+
+_DTYPE_CODES = {
+    torch.float16: _lib.DTYPE_FLOAT16,
+    torch.bfloat16: _lib.DTYPE_BFLOAT16,
+    torch.float8_e4m3fn: _lib.DTYPE_FLOAT8_E4M3,
+    torch.float32: _lib.DTYPE_FLOAT32,
+    torch.int32: _lib.DTYPE_INT32,
+    torch.uint32: _lib.DTYPE_UINT32,
+}
+
+_LAYOUT_CODES = {"HND": _lib.KV_LAYOUT_HND, "NHD": _lib.KV_LAYOUT_NHD}
+
+
+def dtype_code(dtype):
+    """The ctxattn_dtype_t of a torch dtype, or None when the C API has no code for it."""
+    return _DTYPE_CODES.get(dtype)
+
+
+def _ptr(t):
+    return None if t is None else t.data_ptr()
+
+
+def _nbytes(t):
+    return t.numel() * t.element_size()
+
+
+def _fill_args(
+    query, k_cache, v_cache, workspace_buffer, block_tables, seq_lens, cum_seq_lens_q,
+    cum_seq_lens_kv, max_q_len, max_kv_len, batch_size, bmm1_scale, bmm2_scale,
+    bmm1_scale_tensor, bmm2_scale_tensor, window_left, causal, sinks, kv_layout, enable_pdl,
+    out, out_scale, out_scale_start_index, o_sf_scale, o_sf_vec_size, lse,
+):
+    a = _lib.new_args()
+    device = query.device
+    if device.type == "cuda":
+        a.device_type = _lib.DEVICE_CUDA
+        a.device_index = device.index if device.index is not None else torch.cuda.current_device()
+        a.stream = torch.cuda.current_stream(device).cuda_stream
+    else:
+        a.device_type = _lib.DEVICE_CPU
+        a.device_index = 0
+
+    hnd = kv_layout == "HND"
+    a.num_tokens = query.shape[0]
+    a.num_qo_heads = query.shape[1]
+    a.head_dim = query.shape[2]
+    a.num_pages = k_cache.shape[0]
+    a.num_kv_heads = k_cache.shape[1] if hnd else k_cache.shape[2]
+    a.page_size = k_cache.shape[2] if hnd else k_cache.shape[1]
+    a.batch_size = batch_size
+    a.max_pages_per_seq = block_tables.shape[1]
+    a.max_q_len = max_q_len
+    a.max_kv_len = max_kv_len
+
+    a.query = _ptr(query)
+    a.query_dtype = _DTYPE_CODES[query.dtype]
+    a.query_stride_token = query.stride(0)
+    a.query_stride_head = query.stride(1)
+
+    a.k_cache = _ptr(k_cache)
+    a.v_cache = _ptr(v_cache)
+    a.kv_dtype = _DTYPE_CODES[k_cache.dtype]
+    a.kv_layout = _LAYOUT_CODES[kv_layout]
+    for i in range(3):
+        a.k_strides[i] = k_cache.stride(i)
+        a.v_strides[i] = v_cache.stride(i)
+
+    a.block_tables = _ptr(block_tables)
+    a.block_tables_stride = block_tables.stride(0)
+    a.seq_lens = _ptr(seq_lens)
+    a.seq_lens_dtype = _DTYPE_CODES[seq_lens.dtype]
+    a.cum_seq_lens_q = _ptr(cum_seq_lens_q)
+    a.cum_seq_lens_kv = _ptr(cum_seq_lens_kv)
+
+    a.bmm1_scale = bmm1_scale
+    a.bmm2_scale = bmm2_scale
+    a.bmm1_scale_ptr = _ptr(bmm1_scale_tensor)
+    a.bmm2_scale_ptr = _ptr(bmm2_scale_tensor)
+    a.window_left = window_left
+    a.causal = 1 if causal else 0
+    a.sinks = _ptr(sinks)
+
+    a.out = _ptr(out)
+    a.out_stride_token = out.stride(0)
+    a.out_stride_head = out.stride(1)
+    if out_scale is not None:
+        a.out_dtype = _lib.DTYPE_NVFP4
+        a.out_scale = _ptr(out_scale)
+        a.out_scale_size_bytes = _nbytes(out_scale)
+        a.out_scale_start_index = out_scale_start_index
+        a.o_sf_scale = o_sf_scale
+        a.o_sf_vec_size = o_sf_vec_size
+    else:
+        a.out_dtype = _DTYPE_CODES[out.dtype]
+
+    if lse is not None:
+        a.lse = _ptr(lse)
+        a.lse_stride_token = lse.stride(0)
+        a.lse_stride_head = lse.stride(1)
+
+    a.workspace = _ptr(workspace_buffer)
+    a.workspace_size = _nbytes(workspace_buffer)
+    a.enable_pdl = enable_pdl
+    return a
+
+
+@torch.library.custom_op(
+    OP_NAME, mutates_args=("workspace_buffer", "out", "out_scale", "lse"), device_types=None
+)
+def batch_context_with_kv_cache(
+    query: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    workspace_buffer: torch.Tensor,
+    block_tables: torch.Tensor,
+    seq_lens: torch.Tensor,
+    cum_seq_lens_q: torch.Tensor,
+    cum_seq_lens_kv: torch.Tensor,
+    max_q_len: int,
+    max_kv_len: int,
+    batch_size: int,
+    bmm1_scale: float,
+    bmm2_scale: float,
+    bmm1_scale_tensor: Optional[torch.Tensor],
+    bmm2_scale_tensor: Optional[torch.Tensor],
+    window_left: int,
+    causal: bool,
+    sinks: Optional[torch.Tensor],
+    kv_layout: str,
+    enable_pdl: int,
+    out: torch.Tensor,
+    out_scale: Optional[torch.Tensor],
+    out_scale_start_index: int,
+    o_sf_scale: float,
+    o_sf_vec_size: int,
+    lse: Optional[torch.Tensor],
+) -> None:
+    """Computes attention into `out` (and `out_scale` for nvfp4, `lse` when given).
+
+    K and V are 4-D views in `kv_layout` order; a float scale is used when its tensor is None.
+    `out_scale` non-None selects nvfp4 output (`out` then holds the packed e2m1 bytes).
+    """
+    args = _fill_args(
+        query, k_cache, v_cache, workspace_buffer, block_tables, seq_lens, cum_seq_lens_q,
+        cum_seq_lens_kv, max_q_len, max_kv_len, batch_size, bmm1_scale, bmm2_scale,
+        bmm1_scale_tensor, bmm2_scale_tensor, window_left, causal, sinks, kv_layout, enable_pdl,
+        out, out_scale, out_scale_start_index, o_sf_scale, o_sf_vec_size, lse,
+    )
+    _lib.run(args)
+
+
+@batch_context_with_kv_cache.register_fake
+def _batch_context_with_kv_cache_fake(
+    query, k_cache, v_cache, workspace_buffer, block_tables, seq_lens, cum_seq_lens_q,
+    cum_seq_lens_kv, max_q_len, max_kv_len, batch_size, bmm1_scale, bmm2_scale,
+    bmm1_scale_tensor, bmm2_scale_tensor, window_left, causal, sinks, kv_layout, enable_pdl,
+    out, out_scale, out_scale_start_index, o_sf_scale, o_sf_vec_size, lse,
+):
+    # Every result is written into caller-provided tensors, so there is no output to describe.
+    return None
