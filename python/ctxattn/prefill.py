@@ -35,7 +35,10 @@ def _round_up(x, m):
 
 
 def _kind(x):
-    return f"a {type(x).__name__}" if not isinstance(x, torch.Tensor) else f"a {x.dtype} tensor"
+    if isinstance(x, torch.Tensor):
+        return f"a {x.dtype} tensor"
+    name = type(x).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
 
 
 def _tensor(name, x):
@@ -242,7 +245,7 @@ def _resolve_out(out, out_dtype, o_sf_scale, o_sf_vec_size, query):
     if out is None:
         dtype = out_dtype if out_dtype is not None else query.dtype
         if _op.dtype_code(dtype) is None:
-            raise TypeError(f"out_dtype: expected {_ATTENTION_DTYPES} or 'nvfp4', got {dtype}")
+            raise TypeError(f"out_dtype: expected float16, bfloat16, float8_e4m3fn or 'nvfp4', got {dtype}")
         out = torch.empty(tuple(query.shape), dtype=dtype, device=query.device)
         return out, None, 0, 1.0, 0, out
     _tensor("out", out)
