@@ -5,7 +5,7 @@ VENV    ?= .venv
 JOBS    ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all build run test test-cpp test-python venv clean asan fuzz
+.PHONY: all build run test test-cpp test-python venv wheel-check clean asan fuzz
 
 all: build
 
@@ -31,6 +31,10 @@ venv: $(VENV)/.stamp
 test-python: build venv
 	CTXATTN_LIBRARY=$(abspath $(BUILD))/libctxattn.so PYTHONPATH=$(abspath python) \
 	  $(VENV)/bin/python -m pytest -q tests/python
+
+# `pip install .` (CPU-only CMake) into a throw-away venv, then import and call the installed package.
+wheel-check: venv
+	bash tests/python/wheel_check.sh $(abspath $(VENV))/bin/python
 
 test: test-cpp test-python
 
