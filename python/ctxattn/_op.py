@@ -39,47 +39,44 @@ def _nbytes(t):
     return t.numel() * t.element_size()
 
 
-def _fill_args(
-    query, k_cache, v_cache, workspace_buffer, block_tables, seq_lens, cum_seq_lens_q,
-    cum_seq_lens_kv, max_q_len, max_kv_len, batch_size, bmm1_scale, bmm2_scale,
-    bmm1_scale_tensor, bmm2_scale_tensor, window_left, causal, sinks, kv_layout, enable_pdl,
-    out, out_scale, out_scale_start_index, o_sf_scale, o_sf_vec_size, lse,
-):
-    a = _lib.new_args()
-    device = query.device
+def _set_execution(a, device, workspace_buffer, enable_pdl):
     if device.type == "cuda":
         a.device_type = _lib.DEVICE_CUDA
-        a.device_index = device.index if device.index is not None else torch.cuda.current_device()
+        a.device_index = device.index
         a.stream = torch.cuda.current_stream(device).cuda_stream
     else:
         a.device_type = _lib.DEVICE_CPU
         a.device_index = 0
+    a.workspace = _ptr(workspace_buffer)
+    a.workspace_size = _nbytes(workspace_buffer)
+    a.enable_pdl = enable_pdl
 
-    hnd = kv_layout == "HND"
-    a.num_tokens = query.shape[0]
-    a.num_qo_heads = query.shape[1]
-    a.head_dim = query.shape[2]
-    a.num_pages = k_cache.shape[0]
-    a.num_kv_heads = k_cache.shape[1] if hnd else k_cache.shape[2]
-    a.page_size = k_cache.shape[2] if hnd else k_cache.shape[1]
-    a.batch_size = batch_size
-    a.max_pages_per_seq = block_tables.shape[1]
-    a.max_q_len = max_q_len
-    a.max_kv_len = max_kv_len
 
+def _set_query_and_kv(a, query, k_cache, v_cache, kv_layout):
+    a.num_tokens, a.num_qo_heads, a.head_dim = query.shape
     a.query = _ptr(query)
     a.query_dtype = _DTYPE_CODES[query.dtype]
     a.query_stride_token = query.stride(0)
     a.query_stride_head = query.stride(1)
-
+    hnd = kv_layout == "HND"
+    a.num_pages = k_cache.shape[0]
+    a.num_kv_heads = k_cache.shape[1] if hnd else k_cache.shape[2]
+    a.page_size = k_cache.shape[2] if hnd else k_cache.shape[1]
     a.k_cache = _ptr(k_cache)
     a.v_cache = _ptr(v_cache)
     a.kv_dtype = _DTYPE_CODES[k_cache.dtype]
     a.kv_layout = _LAYOUT_CODES[kv_layout]
-    for i in range(3):
+    for i in range(3):  # dims 0..2 in layout order, as the C API takes them
         a.k_strides[i] = k_cache.stride(i)
         a.v_strides[i] = v_cache.stride(i)
 
+
+def _set_metadata(a, block_tables, seq_lens, cum_seq_lens_q, cum_seq_lens_kv, batch_size, max_q_len,
+                  max_kv_len):
+    a.batch_size = batch_size
+    a.max_q_len = max_q_len
+    a.max_kv_len = max_kv_len
+    a.max_pages_per_seq = block_tables.shape[1]
     a.block_tables = _ptr(block_tables)
     a.block_tables_stride = block_tables.stride(0)
     a.seq_lens = _ptr(seq_lens)
@@ -87,6 +84,8 @@ def _fill_args(
     a.cum_seq_lens_q = _ptr(cum_seq_lens_q)
     a.cum_seq_lens_kv = _ptr(cum_seq_lens_kv)
 
+
+def _set_math(a, bmm1_scale, bmm2_scale, bmm1_scale_tensor, bmm2_scale_tensor, window_left, causal, sinks):
     a.bmm1_scale = bmm1_scale
     a.bmm2_scale = bmm2_scale
     a.bmm1_scale_ptr = _ptr(bmm1_scale_tensor)
@@ -95,6 +94,8 @@ def _fill_args(
     a.causal = 1 if causal else 0
     a.sinks = _ptr(sinks)
 
+
+def _set_output(a, out, out_scale, out_scale_start_index, o_sf_scale, o_sf_vec_size, lse):
     a.out = _ptr(out)
     a.out_stride_token = out.stride(0)
     a.out_stride_head = out.stride(1)
@@ -107,16 +108,10 @@ def _fill_args(
         a.o_sf_vec_size = o_sf_vec_size
     else:
         a.out_dtype = _DTYPE_CODES[out.dtype]
-
     if lse is not None:
         a.lse = _ptr(lse)
         a.lse_stride_token = lse.stride(0)
         a.lse_stride_head = lse.stride(1)
-
-    a.workspace = _ptr(workspace_buffer)
-    a.workspace_size = _nbytes(workspace_buffer)
-    a.enable_pdl = enable_pdl
-    return a
 
 
 @torch.library.custom_op(
@@ -155,13 +150,14 @@ def batch_context_with_kv_cache(
     K and V are 4-D views in `kv_layout` order; a float scale is used when its tensor is None.
     `out_scale` non-None selects nvfp4 output (`out` then holds the packed e2m1 bytes).
     """
-    args = _fill_args(
-        query, k_cache, v_cache, workspace_buffer, block_tables, seq_lens, cum_seq_lens_q,
-        cum_seq_lens_kv, max_q_len, max_kv_len, batch_size, bmm1_scale, bmm2_scale,
-        bmm1_scale_tensor, bmm2_scale_tensor, window_left, causal, sinks, kv_layout, enable_pdl,
-        out, out_scale, out_scale_start_index, o_sf_scale, o_sf_vec_size, lse,
-    )
-    _lib.run(args)
+    a = _lib.new_args()
+    _set_execution(a, query.device, workspace_buffer, enable_pdl)
+    _set_query_and_kv(a, query, k_cache, v_cache, kv_layout)
+    _set_metadata(a, block_tables, seq_lens, cum_seq_lens_q, cum_seq_lens_kv, batch_size, max_q_len,
+                  max_kv_len)
+    _set_math(a, bmm1_scale, bmm2_scale, bmm1_scale_tensor, bmm2_scale_tensor, window_left, causal, sinks)
+    _set_output(a, out, out_scale, out_scale_start_index, o_sf_scale, o_sf_vec_size, lse)
+    _lib.run(a)
 
 
 @batch_context_with_kv_cache.register_fake
