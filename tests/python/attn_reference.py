@@ -12,14 +12,27 @@ from dataclasses import dataclass, field
 import pytest
 import torch
 
+import ctxattn
+
 FP8 = torch.float8_e4m3fn
 LOG2E = 1.0 / math.log(2.0)
 
+
+def _cuda_ready():
+    """A GPU is present and libctxattn has its CUDA backends (the library is loaded only then)."""
+    return torch.cuda.is_available() and ctxattn.has_cuda()
+
+
+# Every correctness test runs on each device; "cuda" is skipped (never passed) without a GPU or
+# with a libctxattn built without CUDA (test_errors covers that build's NotImplementedError).
 DEVICES = [
     "cpu",
     pytest.param(
         "cuda",
-        marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
+        marks=pytest.mark.skipif(
+            not _cuda_ready(),
+            reason="needs a CUDA device and a libctxattn built with CUDA",
+        ),
     ),
 ]
 

@@ -152,7 +152,10 @@ CASES = [
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("exc,name,mutate", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_bad_argument(device, exc, name, mutate):
+def test_bad_argument(device, exc, name, mutate, monkeypatch):
+    if device == "cuda":
+        # The GPU path reads metadata contents only in check mode (the CPU always checks them).
+        monkeypatch.setenv("CTXATTN_CHECK_METADATA", "1")
     case = base_case(device)
     out = torch.full(case.query.shape, SENTINEL, dtype=torch.bfloat16, device=device)
     lse = torch.full(case.query.shape[:2], SENTINEL, device=device)
