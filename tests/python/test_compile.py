@@ -39,6 +39,19 @@ def test_compile_matches_eager(device, backend):
     assert torch.equal(out, eager_out) and torch.equal(lse, eager_lse)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_compile_dynamic_shapes(device):
+    """One dynamic-shape graph serves batches of other token counts."""
+    torch._dynamo.reset()
+    compiled = torch.compile(attention, backend="aot_eager", fullgraph=True, dynamic=True)
+    for seed, q_lens in enumerate([(5, 0, 9), (7, 2, 16), (1, 3, 4)]):
+        case = make_case(device, q_lens=q_lens, prefix_lens=(3, 7, 40), seed=20 + seed)
+        out, lse = compiled(*case_inputs(case))
+        o_ref, lse_ref = reference(case)
+        torch.testing.assert_close(out.cpu().double() / 2.0, o_ref, rtol=TOL_16BIT[0], atol=TOL_16BIT[1])
+        torch.testing.assert_close(lse.cpu().double(), lse_ref, rtol=1e-3, atol=1e-3)
+
+
 def attention_only(query, k, v, workspace, block_tables, seq_lens, cu_q, cu_kv, bmm1, bmm2):
     """The call alone: inductor emits no kernel of its own (its C++ compile would cost ~20 s on CPU)."""
     return ctxattn.trtllm_batch_context_with_kv_cache(
