@@ -1,0 +1,26 @@
+// Device queries of the CUDA build: availability and compute capability. Host calls only; none
+// of them synchronises a stream.
+#include "core/backends.h"
+#include "cuda/common/cuda_status.h"
+
+namespace ctxattn {
+
+bool cuda_available() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // a machine without a driver leaves a sticky "no device" error; clear it
+    return false;
+  }
+  return count > 0;
+}
+
+Status cuda_device_arch(int device_index, int* arch) {
+  int major = 0;
+  int minor = 0;
+  CTXATTN_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_index));
+  CTXATTN_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_index));
+  *arch = major * 10 + minor;
+  return Status::Ok();
+}
+
+}  // namespace ctxattn

@@ -1,0 +1,18 @@
+// The CUDA backends' use of the workspace header (kWorkspaceHeaderBytes at the start of the
+// workspace buffer, core/backends.h).
+#pragma once
+
+#include <stdint.h>
+
+namespace ctxattn {
+
+// Result of the metadata check (check mode), at offset 0 of the header. `key` orders the
+// violations as the CPU check visits them: (request + 1) << 32 | code; ~0 means none found.
+struct MetadataCheckSlot {
+  unsigned long long key;
+  long long value[2];  // what the message quotes; meaning depends on the code
+};
+
+constexpr size_t kMetadataCheckOffset = 0;
+
+}  // namespace ctxattn

@@ -1,0 +1,144 @@
+// The portable CUDA backend's entry points (core/backends.h): what it supports, the workspace it
+// needs, and the dispatch of a validated call to the instantiation of its (matrix type, head
+// dim, KV storage). Host code only; the kernels live in sm80/inst/.
+#include <stdint.h>
+
+#include <string>
+
+#include "core/backends.h"
+#include "cuda/common/cuda_status.h"
+#include "cuda/sm80/launch.h"
+
+namespace ctxattn {
+namespace {
+
+using sm80::MmaType;
+
+Status unsupported(const std::string& message) { return Status::Error(CTXATTN_STATUS_UNSUPPORTED, message); }
+
+bool aligned16(const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0; }
+
+// A stride matters only when its dimension has more than one index.
+bool stride_aligned16(int64_t extent, int64_t stride, int64_t bytes_per_unit) {
+  return extent <= 1 || (stride * bytes_per_unit) % 16 == 0;
+}
+
+int dtype_bytes(ctxattn_dtype_t dtype) {
+  return dtype == CTXATTN_DTYPE_FLOAT16 || dtype == CTXATTN_DTYPE_BFLOAT16 ? 2 : 1;
+}
+
+// The kernel moves 16-byte chunks, so every row it reads or writes must start on 16 bytes.
+Status check_alignment(const Params& p) {
+  const int qb = dtype_bytes(p.q_dtype);
+  if (!aligned16(p.q) || !stride_aligned16(p.num_tokens, p.q_stride_token, qb) ||
+      !stride_aligned16(p.num_qo_heads, p.q_stride_head, qb)) {
+    return unsupported("query: the portable CUDA backend needs the data pointer and the token / head strides "
+                       "16-byte aligned");
+  }
+  const int kb = dtype_bytes(p.kv_dtype);
+  const bool k_ok = aligned16(p.k) && stride_aligned16(p.num_pages, p.k_stride_page, kb) &&
+                    stride_aligned16(p.num_kv_heads, p.k_stride_head, kb) &&
+                    stride_aligned16(p.page_size, p.k_stride_token, kb);
+  const bool v_ok = aligned16(p.v) && stride_aligned16(p.num_pages, p.v_stride_page, kb) &&
+                    stride_aligned16(p.num_kv_heads, p.v_stride_head, kb) &&
+                    stride_aligned16(p.page_size, p.v_stride_token, kb);
+  if (!k_ok || !v_ok) {
+    return unsupported("kv_cache: the portable CUDA backend needs K and V data pointers and page / head / token "
+                       "strides 16-byte aligned");
+  }
+  const int ob = p.out_dtype == CTXATTN_DTYPE_FLOAT16 || p.out_dtype == CTXATTN_DTYPE_BFLOAT16 ? 2 : 1;
+  if (!aligned16(p.out) || !stride_aligned16(p.num_tokens, p.out_stride_token, ob) ||
+      !stride_aligned16(p.num_qo_heads, p.out_stride_head, ob)) {
+    return unsupported("out: the portable CUDA backend needs the data pointer and the token / head strides "
+                       "16-byte aligned");
+  }
+  return Status::Ok();
+}
+
+template <int kHeadDim>
+Status run_head_dim(const Params& p, const sm80::LaunchEnv& env) {
+  const bool kv_fp8 = p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3;
+  // fp16 matrices for fp16 and e4m3 queries (e4m3 is exact in fp16, and P keeps 10 mantissa bits).
+  if (p.q_dtype == CTXATTN_DTYPE_BFLOAT16) {
+    return kv_fp8 ? sm80::run_attention<MmaType::kBFloat16, kHeadDim, true>(p, env)
+                  : sm80::run_attention<MmaType::kBFloat16, kHeadDim, false>(p, env);
+  }
+  return kv_fp8 ? sm80::run_attention<MmaType::kFloat16, kHeadDim, true>(p, env)
+                : sm80::run_attention<MmaType::kFloat16, kHeadDim, false>(p, env);
+}
+
+template <int kHeadDim>
+int smem_for(const Params& p) {
+  return p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 ? sm80::Traits<kHeadDim, true>::kSmemBytes
+                                                 : sm80::Traits<kHeadDim, false>::kSmemBytes;
+}
+
+template <int kHeadDim>
+int block_m_for() {
+  return sm80::Traits<kHeadDim, false>::kBlockM;
+}
+
+}  // namespace
+
+size_t cuda_portable_workspace_bytes(const Params&) {
+  // Work is assigned by the grid alone: no scheduling metadata beyond the common header.
+  return 0;
+}
+
+Status cuda_portable_supports(const Params& p) {
+  int smem = 0;
+  int block_m = 0;
+  switch (p.head_dim) {
+    case 64: smem = smem_for<64>(p); block_m = block_m_for<64>(); break;
+    case 128: smem = smem_for<128>(p); block_m = block_m_for<128>(); break;
+    case 256: smem = smem_for<256>(p); block_m = block_m_for<256>(); break;
+    default:
+      return unsupported("head_dim: the portable CUDA backend implements head dims 64, 128 and 256, got " +
+                         std::to_string(p.head_dim));
+  }
+  const bool q16 = p.q_dtype == CTXATTN_DTYPE_FLOAT16 || p.q_dtype == CTXATTN_DTYPE_BFLOAT16;
+  const bool dtypes_ok = (q16 && (p.kv_dtype == p.q_dtype || p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3)) ||
+                         (p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3);
+  if (!dtypes_ok) return unsupported("kv_cache: dtype combination not implemented by the portable CUDA backend");
+  CTXATTN_RETURN_IF_ERROR(check_alignment(p));
+  if (p.batch_size > 65535) {
+    return unsupported("batch_size: the portable CUDA backend launches one grid row per request, at most 65535; got " +
+                       std::to_string(p.batch_size));
+  }
+  const int64_t m_blocks = (static_cast<int64_t>(p.max_q_len) * p.group_size + block_m - 1) / block_m;
+  if (m_blocks * p.num_kv_heads > INT32_MAX) {
+    return unsupported("max_q_len: max_q_len * num_qo_heads is too large for one grid of the portable CUDA backend");
+  }
+  int arch = 0;
+  CTXATTN_RETURN_IF_ERROR(cuda_device_arch(p.device_index, &arch));
+  if (arch < 80) {
+    return unsupported("device: the portable CUDA backend needs compute capability 8.0 or newer, got " +
+                       std::to_string(arch / 10) + "." + std::to_string(arch % 10));
+  }
+  int smem_limit = 0;
+  CTXATTN_CUDA_TRY(cudaDeviceGetAttribute(&smem_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, p.device_index));
+  if (smem_limit < smem) {
+    return unsupported("device: the portable CUDA kernel for head_dim " + std::to_string(p.head_dim) + " needs " +
+                       std::to_string(smem) + " bytes of shared memory per block, the device allows " +
+                       std::to_string(smem_limit));
+  }
+  return Status::Ok();
+}
+
+Status cuda_portable_run(const Params& p) {
+  // Nothing to compute: no launch (a grid of zero blocks is a launch error).
+  if (p.batch_size == 0 || p.max_q_len == 0 || p.num_tokens == 0) return Status::Ok();
+  DeviceGuard guard;
+  CTXATTN_RETURN_IF_ERROR(guard.set(p.device_index));
+  const sm80::LaunchEnv env{static_cast<cudaStream_t>(p.stream), p.device_index, p.enable_pdl};
+  switch (p.head_dim) {
+    case 64: return run_head_dim<64>(p, env);
+    case 128: return run_head_dim<128>(p, env);
+    case 256: return run_head_dim<256>(p, env);
+    default: break;
+  }
+  return unsupported("head_dim: the portable CUDA backend implements head dims 64, 128 and 256, got " +
+                     std::to_string(p.head_dim));
+}
+
+}  // namespace ctxattn

@@ -1,0 +1,133 @@
+// The end of a CTA: normalise the accumulators (bmm2_scale / l), write LSE, encode the rows in
+// the output kind (fp16, bf16, e4m3 or nvfp4 with its scale factors) into a staging tile in
+// shared memory, then store whole 16-byte chunks of each (token, head) row. Rows past the
+// request are never written.
+#pragma once
+
+#include <math_constants.h>
+#include <stdint.h>
+
+#include "core/params.h"
+#include "cuda/common/convert.cuh"
+#include "cuda/common/output.cuh"
+#include "cuda/sm80/ptx.cuh"
+#include "cuda/sm80/swizzle.cuh"
+#include "cuda/sm80/traits.cuh"
+#include "cuda/sm80/work.cuh"
+
+namespace ctxattn {
+namespace sm80 {
+
+// The thread's two accumulator rows: packed row, and whether it belongs to the request.
+struct RowPair {
+  int token[2];  // query row inside the request
+  int head[2];   // query head
+  bool valid[2];
+};
+
+// Staging layout of the encoded rows: `chunks` 16-byte chunks a row (a power of two), XOR
+// swizzled by the row so the quad-strided writes below spread over banks.
+__device__ __forceinline__ uint32_t out_chunk(int row, int chunk, int chunks) {
+  const int mask = (chunks < 8 ? chunks : 8) - 1;
+  return (row * chunks + (chunk ^ (row & mask))) * 16;
+}
+
+template <typename T, class Tr>
+struct Epilogue {
+  static constexpr int kOBlocks = Tr::kHeadDim / 8;
+
+  // Bits per output value and byte units of the output strides.
+  __device__ static int value_bits(ctxattn_dtype_t kind) {
+    if (kind == CTXATTN_DTYPE_NVFP4) return 4;
+    return kind == CTXATTN_DTYPE_FLOAT8_E4M3 ? 8 : 16;
+  }
+
+  // Address in the staging tile of output column `col` of tile row `row`.
+  __device__ static uint32_t staged(uint32_t stage, int row, int col, int bits, int chunks) {
+    const int byte = col * bits / 8;
+    return stage + out_chunk(row, byte / 16, chunks) + (byte % 16);
+  }
+
+  __device__ static void run(const Params& p, const CtaWork& w, float (&o)[kOBlocks][4], const float (&l)[2],
+                             const float (&lse)[2], const RowPair& rows, float bmm2, uint32_t stage, int warp,
+                             int lane, int tid) {
+    const int quad = lane & 3;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      // l == 0: no key and no sink, O = 0. A NaN l (a poisoned page) keeps the row NaN.
+      const float factor = l[r] == 0.0f ? 0.0f : bmm2 / l[r];
+#pragma unroll
+      for (int ob = 0; ob < kOBlocks; ++ob) {
+        o[ob][2 * r] *= factor;
+        o[ob][2 * r + 1] *= factor;
+      }
+      if (p.lse != nullptr && quad == 0 && rows.valid[r]) {
+        p.lse[(w.q_start + rows.token[r]) * p.lse_stride_token + static_cast<int64_t>(rows.head[r]) * p.lse_stride_head] =
+            lse[r];
+      }
+    }
+
+    const ctxattn_dtype_t kind = p.out_dtype;
+    const int bits = value_bits(kind);
+    const int chunks = Tr::kHeadDim * bits / 8 / 16;
+    const int row_base = warp * 16 + (lane >> 2);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = row_base + 8 * r;
+      if (kind == CTXATTN_DTYPE_NVFP4) {
+#pragma unroll
+        for (int blk = 0; blk < Tr::kHeadDim / 16; ++blk) {
+          const float* a = &o[2 * blk][2 * r];
+          const float* b = &o[2 * blk + 1][2 * r];
+          float amax = fmaxf(fmaxf(fabsf(a[0]), fabsf(a[1])), fmaxf(fabsf(b[0]), fabsf(b[1])));
+          amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+          amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
+          const uint8_t sf = nvfp4_scale_code(amax, p.o_sf_scale);
+          const int col = blk * 16 + 2 * quad;
+          st_shared_8bit(staged(stage, row, col, 4, chunks), nvfp4_pair_bits(a[0], a[1], sf, p.o_sf_scale));
+          st_shared_8bit(staged(stage, row, col + 8, 4, chunks), nvfp4_pair_bits(b[0], b[1], sf, p.o_sf_scale));
+          if (quad == 0 && rows.valid[r]) {
+            const int64_t sf_row = p.out_scale_start_index + w.q_start + rows.token[r];
+            const int64_t sf_col = static_cast<int64_t>(rows.head[r]) * (Tr::kHeadDim / 16) + blk;
+            p.out_scale[nvfp4_scale_offset(sf_row, sf_col, p.out_scale_cols)] = sf;
+          }
+        }
+      } else {
+#pragma unroll
+        for (int ob = 0; ob < kOBlocks; ++ob) {
+          const int col = ob * 8 + 2 * quad;
+          const float x = o[ob][2 * r];
+          const float y = o[ob][2 * r + 1];
+          const uint32_t addr = staged(stage, row, col, bits, chunks);
+          if (kind == CTXATTN_DTYPE_FLOAT8_E4M3) {
+            st_shared_16bit(addr, static_cast<uint16_t>(e4m3x2_bits(x, y)));
+          } else if (kind == CTXATTN_DTYPE_BFLOAT16) {
+            st_shared_32(addr, pack_float2<__nv_bfloat16>(x, y));
+          } else {
+            st_shared_32(addr, pack_float2<__half>(x, y));
+          }
+        }
+      }
+    }
+    __syncthreads();
+
+    // Whole rows out, 16 bytes a store. Strides count elements of 2 bytes for 16-bit outputs and
+    // bytes for e4m3 and nvfp4.
+    const int unit = bits == 16 ? 2 : 1;
+    char* out = static_cast<char*>(p.out);
+    const int group = p.group_size;
+    for (int c = tid; c < Tr::kBlockM * chunks; c += Tr::kThreads) {
+      const int row = c / chunks;
+      const int chunk = c % chunks;
+      const int packed = w.m0 + row;
+      if (packed >= w.packed_rows) continue;
+      const int64_t token = w.q_start + packed / group;
+      const int64_t head = static_cast<int64_t>(w.kv_head) * group + packed % group;
+      const uint4 v = ld_shared_16(stage + out_chunk(row, chunk, chunks));
+      st_global_16(out + (token * p.out_stride_token + head * p.out_stride_head) * unit + chunk * 16, v);
+    }
+  }
+};
+
+}  // namespace sm80
+}  // namespace ctxattn

@@ -1,0 +1,129 @@
+// The portable flash-attention kernel (sm80 and newer): orchestration only. The pieces:
+//   work.cuh      which (request, KV head, packed rows) a CTA owns, lengths clamped
+//   load.cuh      Q tile and the paged K/V gather (cp.async, never outside the pool)
+//   mma.cuh       S = Q K^T and O += P V on m16n8k16 tensor cores
+//   mask.cuh      tiles visited, which need masking, and the masking
+//   softmax.cuh   fp32 online softmax in base 2, sinks
+//   epilogue.cuh  normalisation, LSE, output encodings
+//
+// Pipeline (one barrier an iteration for 16-bit KV): tile n is waited for and made visible at the
+// top of iteration n; tile n-1 is then issued into the other stage and lands while tile n is
+// computed; the block-table entries of tile n-2 are read at the same time, one iteration ahead
+// of their use. Tiles go from the last (diagonal, masked) to the first.
+#pragma once
+
+#include <math_constants.h>
+
+#include "core/params.h"
+#include "cuda/common/pdl.cuh"
+#include "cuda/sm80/epilogue.cuh"
+#include "cuda/sm80/load.cuh"
+#include "cuda/sm80/mask.cuh"
+#include "cuda/sm80/mma.cuh"
+#include "cuda/sm80/softmax.cuh"
+#include "cuda/sm80/traits.cuh"
+#include "cuda/sm80/work.cuh"
+
+namespace ctxattn {
+namespace sm80 {
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+template <typename T, class Tr>
+__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_kernel(const Params p) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  constexpr int kSBlocks = Tr::kBlockN / 8;
+  constexpr int kOBlocks = Tr::kHeadDim / 8;
+
+  pdl_wait_for_inputs();
+  const CtaWork w = CtaWork::make<Tr::kBlockM>(p);
+  if (w.empty()) return;
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int warp = tid / 32;
+  const int lane = tid % 32;
+  const uint32_t smem_base = smem_addr(smem);
+  const uint32_t q_tile = smem_base + Tr::kSmemQ;
+  const uint32_t raw_k = smem_base + Tr::kSmemRawK;
+  const uint32_t raw_v = smem_base + Tr::kSmemRawV;
+  auto k_tile = [&](int n) { return smem_base + Tr::kSmemK + (n & (Tr::kStages - 1)) * Tr::kKvTileBytes; };
+  auto v_tile = [&](int n) { return smem_base + Tr::kSmemV + (n & (Tr::kStages - 1)) * Tr::kKvTileBytes; };
+  // Where tile n is issued: the raw fp8 tile, or its 16-bit stage.
+  auto k_dst = [&](int n) { return Tr::kKvFp8 ? raw_k : k_tile(n); };
+  auto v_dst = [&](int n) { return Tr::kKvFp8 ? raw_v : v_tile(n); };
+
+  // The thread's two accumulator rows.
+  const int group = p.group_size;
+  RowPair rows;
+  for (int r = 0; r < 2; ++r) {
+    const int packed = w.m0 + warp * 16 + (lane >> 2) + 8 * r;
+    rows.token[r] = packed / group;
+    rows.head[r] = w.kv_head * group + packed % group;
+    rows.valid[r] = packed < w.packed_rows;
+  }
+  const Mask<Tr::kBlockN> mask(p, w, group, Tr::kBlockM, rows.token);
+
+  const float bmm1 = p.bmm1_scale_ptr != nullptr ? *p.bmm1_scale_ptr : p.bmm1_scale;
+  const float bmm2 = p.bmm2_scale_ptr != nullptr ? *p.bmm2_scale_ptr : p.bmm2_scale;
+  const float scale_log2 = bmm1 * kLog2e;
+  float sink_log2[2] = {-CUDART_INF_F, -CUDART_INF_F};
+  if (p.sinks != nullptr) {
+    for (int r = 0; r < 2; ++r) sink_log2[r] = p.sinks[rows.head[r]] * kLog2e;
+  }
+  OnlineSoftmax<kSBlocks, kOBlocks> softmax(sink_log2);
+
+  float o[kOBlocks][4];
+#pragma unroll
+  for (int ob = 0; ob < kOBlocks; ++ob) o[ob][0] = o[ob][1] = o[ob][2] = o[ob][3] = 0.0f;
+
+  const WarpMma<T, Tr> mma(warp, lane);
+  KvGather<T, Tr> gather(p, w, tid);
+  uint32_t q_frag[Tr::kQInRegs ? Tr::kHeadDim / 16 : 1][4];
+
+  load_q<T, Tr>(p, w, q_tile, tid);
+  const int n_min = mask.n_min;
+  int n = mask.n_max;
+  if (n >= n_min) {
+    gather.fetch_pages(n);
+    gather.issue(n, k_dst(n), v_dst(n));
+    if (n - 1 >= n_min) gather.fetch_pages(n - 1);
+  }
+  cp_async_wait_all();
+  __syncthreads();
+  if constexpr (Tr::kQInRegs) mma.load_q(q_frag, q_tile);
+
+  for (; n >= n_min; --n) {
+    if (n != mask.n_max) {
+      cp_async_wait_all();
+      if constexpr (Tr::kKvFp8) __syncthreads();  // the single 16-bit tile is free again
+    }
+    if constexpr (Tr::kKvFp8) gather.widen(raw_k, raw_v, k_tile(n), v_tile(n));
+    // Tile n visible to all warps; every warp is done with the stage tile n-1 is issued into.
+    __syncthreads();
+    if (n - 1 >= n_min) {
+      gather.issue(n - 1, k_dst(n - 1), v_dst(n - 1));
+      if (n - 2 >= n_min) gather.fetch_pages(n - 2);
+    }
+
+    float s[kSBlocks][4];
+    if constexpr (Tr::kQInRegs) {
+      mma.qk(s, q_frag, k_tile(n));
+    } else {
+      mma.qk_from_smem(s, q_tile, k_tile(n));
+    }
+    softmax.scale(s, scale_log2);
+    if (mask.needs_mask(n)) mask.apply(s, n, lane);
+    softmax.update(s, o);
+    mma.pv(o, s, v_tile(n));
+  }
+
+  pdl_allow_dependents();
+  float l[2];
+  float lse[2];
+  softmax.finish(l, lse);
+  __syncthreads();  // every warp is done with the Q tile, which now stages the output
+  Epilogue<T, Tr>::run(p, w, o, l, lse, rows, bmm2, q_tile, warp, lane, tid);
+}
+
+}  // namespace sm80
+}  // namespace ctxattn

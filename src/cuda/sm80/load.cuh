@@ -1,0 +1,168 @@
+// Global -> shared loads of the portable kernel: the Q tile (packed rows, once per CTA) and the
+// K/V tiles gathered token by token from the pages named in the block table.
+//
+// A 16-byte chunk never crosses a token, so each chunk has one source address: page id from the
+// block table, slot = token % page_size, both folded with the (arbitrary) strides. A tile may
+// span many pages (page_size < kBlockN) or lie inside one (page_size >= kBlockN). Each thread
+// always loads the same column of kKvChunksPerThread rows.
+//
+// Safety: tokens at or past kv_len are never read (zeros are stored instead, so masked keys
+// contribute exactly 0 * 0); page ids outside [0, num_pages), or table columns past
+// max_pages_per_seq, are never read either: K gets NaN (every row that attends the token comes
+// out NaN) and V gets zeros (rows that mask the token stay clean).
+#pragma once
+
+#include <stdint.h>
+
+#include "core/params.h"
+#include "cuda/common/convert.cuh"
+#include "cuda/sm80/ptx.cuh"
+#include "cuda/sm80/swizzle.cuh"
+#include "cuda/sm80/traits.cuh"
+#include "cuda/sm80/work.cuh"
+
+namespace ctxattn {
+namespace sm80 {
+
+// Fills the Q tile (swizzled, matrix type T) with the CTA's packed rows; rows past the request are
+// zeros. 16-bit queries are copied with cp.async (the caller waits); fp8 queries are widened.
+template <typename T, class Tr>
+__device__ __forceinline__ void load_q(const Params& p, const CtaWork& w, uint32_t q_tile, int tid) {
+  const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
+  const char* q_base = static_cast<const char*>(p.q);
+  const int group = p.group_size;
+  if (p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) {
+    constexpr int kSrcChunks = Tr::kHeadDim / 16;  // 16 e4m3 values each
+    for (int c = tid; c < Tr::kBlockM * kSrcChunks; c += Tr::kThreads) {
+      const int row = c / kSrcChunks;
+      const int chunk = c % kSrcChunks;
+      const int packed = w.m0 + row;
+      uint4 lo = zero;
+      uint4 hi = zero;
+      if (packed < w.packed_rows) {
+        const int64_t token = w.q_start + packed / group;
+        const int64_t head = static_cast<int64_t>(w.kv_head) * group + packed % group;
+        const uint4 raw = ld_global_nc_16(q_base + token * p.q_stride_token + head * p.q_stride_head + chunk * 16);
+        e4m3x16_to<T>(raw, lo, hi);
+      }
+      st_shared_16(q_tile + swizzled_chunk(row, 2 * chunk, Tr::kRowChunks), lo);
+      st_shared_16(q_tile + swizzled_chunk(row, 2 * chunk + 1, Tr::kRowChunks), hi);
+    }
+  } else {
+    for (int c = tid; c < Tr::kBlockM * Tr::kRowChunks; c += Tr::kThreads) {
+      const int row = c / Tr::kRowChunks;
+      const int chunk = c % Tr::kRowChunks;
+      const int packed = w.m0 + row;
+      const uint32_t dst = q_tile + swizzled_chunk(row, chunk, Tr::kRowChunks);
+      if (packed < w.packed_rows) {
+        const int64_t token = w.q_start + packed / group;
+        const int64_t head = static_cast<int64_t>(w.kv_head) * group + packed % group;
+        cp_async_16(dst, q_base + (token * p.q_stride_token + head * p.q_stride_head) * 2 + chunk * 16);
+      } else {
+        st_shared_16(dst, zero);
+      }
+    }
+  }
+}
+
+template <typename T, class Tr>
+struct KvGather {
+  static constexpr int kRows = Tr::kKvChunksPerThread;
+  // Page id marker of a token at or past kv_len (never a valid id, never read).
+  static constexpr int32_t kPastEnd = INT32_MIN;
+
+  const char* k_head;  // K of this KV head in page 0, plus this thread's column (bytes)
+  const char* v_head;
+  int64_t k_page_bytes, v_page_bytes;
+  int64_t k_token_bytes, v_token_bytes;
+  const int32_t* table;  // the request's block-table row
+  int64_t num_pages;
+  int max_pages;  // columns of the block table
+  int log2_page;
+  int kv_len;
+  int col;   // chunk column this thread loads
+  int row0;  // first tile row this thread loads; the others follow every kKvRowsPerPass rows
+  int32_t page[kRows];  // page ids of the next tile to issue
+
+  __device__ KvGather(const Params& p, const CtaWork& w, int tid) {
+    col = tid % Tr::kKvRowChunks;
+    row0 = tid / Tr::kKvRowChunks;
+    k_page_bytes = p.k_stride_page * Tr::kKvBytes;
+    v_page_bytes = p.v_stride_page * Tr::kKvBytes;
+    k_token_bytes = p.k_stride_token * Tr::kKvBytes;
+    v_token_bytes = p.v_stride_token * Tr::kKvBytes;
+    k_head = static_cast<const char*>(p.k) + w.kv_head * p.k_stride_head * Tr::kKvBytes + col * 16;
+    v_head = static_cast<const char*>(p.v) + w.kv_head * p.v_stride_head * Tr::kKvBytes + col * 16;
+    table = p.block_tables + static_cast<int64_t>(w.batch) * p.block_tables_stride;
+    num_pages = p.num_pages;
+    max_pages = p.max_pages_per_seq;
+    log2_page = p.log2_page_size;
+    kv_len = w.kv_len;
+  }
+
+  // Starts reading the page ids of tile n; the values are first used by issue(), an iteration
+  // later, so the table read overlaps the MMAs in between.
+  __device__ __forceinline__ void fetch_pages(int n) {
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      const int token = n * Tr::kBlockN + row0 + k * Tr::kKvRowsPerPass;
+      const int column = token >> log2_page;
+      int32_t id = kPastEnd;
+      if (token < kv_len) id = column < max_pages ? __ldg(table + column) : -1;
+      page[k] = id;
+    }
+  }
+
+  // Destination of this thread's k-th chunk: the raw fp8 tile is unswizzled (only its writer
+  // reads it back), 16-bit tiles are swizzled for ldmatrix.
+  __device__ __forceinline__ uint32_t dst_offset(int k) const {
+    const int row = row0 + k * Tr::kKvRowsPerPass;
+    if constexpr (Tr::kKvFp8) return (row * Tr::kKvRowChunks + col) * 16;
+    return swizzled_chunk(row, col, Tr::kRowChunks);
+  }
+
+  // Issues tile n (page ids from fetch_pages(n)) into the K/V tiles at k_dst / v_dst.
+  __device__ __forceinline__ void issue(int n, uint32_t k_dst, uint32_t v_dst) const {
+    const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
+    const uint4 nan = make_uint4(~0u, ~0u, ~0u, ~0u);  // NaN in fp16, bf16 and e4m3 alike
+    const int page_mask = (1 << log2_page) - 1;
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      const int token = n * Tr::kBlockN + row0 + k * Tr::kKvRowsPerPass;
+      const uint32_t off = dst_offset(k);
+      const int32_t id = page[k];
+      if (id >= 0 && id < num_pages) {
+        const int64_t slot = token & page_mask;
+        cp_async_16(k_dst + off, k_head + id * k_page_bytes + slot * k_token_bytes);
+        cp_async_16(v_dst + off, v_head + id * v_page_bytes + slot * v_token_bytes);
+      } else {
+        st_shared_16(k_dst + off, id == kPastEnd ? zero : nan);
+        st_shared_16(v_dst + off, zero);
+      }
+    }
+  }
+
+  // fp8 KV: widens this thread's own chunks of the raw tiles into the 16-bit tiles. Only the
+  // thread that issued a chunk reads it, so a cp.async wait (no barrier) makes it safe.
+  __device__ __forceinline__ void widen(uint32_t raw_k, uint32_t raw_v, uint32_t k_dst, uint32_t v_dst) const {
+    if constexpr (Tr::kKvFp8) {
+#pragma unroll
+      for (int k = 0; k < kRows; ++k) {
+        const int row = row0 + k * Tr::kKvRowsPerPass;
+        const uint32_t src = dst_offset(k);
+        const uint32_t lo_off = swizzled_chunk(row, 2 * col, Tr::kRowChunks);
+        const uint32_t hi_off = swizzled_chunk(row, 2 * col + 1, Tr::kRowChunks);
+        uint4 lo, hi;
+        e4m3x16_to<T>(ld_shared_16(raw_k + src), lo, hi);
+        st_shared_16(k_dst + lo_off, lo);
+        st_shared_16(k_dst + hi_off, hi);
+        e4m3x16_to<T>(ld_shared_16(raw_v + src), lo, hi);
+        st_shared_16(v_dst + lo_off, lo);
+        st_shared_16(v_dst + hi_off, hi);
+      }
+    }
+  }
+};
+
+}  // namespace sm80
+}  // namespace ctxattn

@@ -1,0 +1,53 @@
+// What one CTA computes: (request, KV head, block of packed rows), with every length clamped so
+// that whatever the metadata holds, nothing outside the buffers is touched:
+//   kv_len to [0, max_kv_len], q_len to [0, max_q_len] and to the rows left in [q_start, T).
+#pragma once
+
+#include <stdint.h>
+
+#include "core/params.h"
+
+namespace ctxattn {
+namespace sm80 {
+
+struct CtaWork {
+  int batch;
+  int kv_head;
+  int64_t q_start;  // first token row of the request
+  int q_len;
+  int kv_len;
+  int packed_rows;  // q_len * G
+  int m0;           // first packed row of this CTA
+
+  // Grid: x = (m-block, KV head) with the KV head fastest and the m-blocks in reverse order, so
+  // the longest causal blocks of every head start first; y = request.
+  template <int kBlockM>
+  __device__ static CtaWork make(const Params& p) {
+    CtaWork w;
+    const int m_blocks = static_cast<int>(gridDim.x) / p.num_kv_heads;
+    w.kv_head = static_cast<int>(blockIdx.x) % p.num_kv_heads;
+    const int m_block = m_blocks - 1 - static_cast<int>(blockIdx.x) / p.num_kv_heads;
+    w.batch = static_cast<int>(blockIdx.y);
+    w.m0 = m_block * kBlockM;
+
+    const int64_t q0 = p.cum_seq_lens_q[w.batch];
+    const int64_t q1 = p.cum_seq_lens_q[w.batch + 1];
+    int64_t q_len = q1 - q0;
+    if (q_len > p.max_q_len) q_len = p.max_q_len;
+    if (q0 < 0 || q0 >= p.num_tokens || q_len < 0) q_len = 0;
+    if (q_len > p.num_tokens - q0) q_len = p.num_tokens - q0;
+    w.q_start = q0;
+    w.q_len = static_cast<int>(q_len);
+    int kv_len = p.seq_lens[w.batch];  // uint32 above INT32_MAX reads negative: treated as 0
+    if (kv_len < 0) kv_len = 0;
+    if (kv_len > p.max_kv_len) kv_len = p.max_kv_len;
+    w.kv_len = kv_len;
+    w.packed_rows = w.q_len * p.group_size;  // <= T * Hq, which the gate keeps within int32
+    return w;
+  }
+
+  __device__ bool empty() const { return m0 >= packed_rows; }
+};
+
+}  // namespace sm80
+}  // namespace ctxattn

@@ -1,0 +1,222 @@
+// GPU test harness for the CUDA backends: a PagedProblem (paged_cache.h) mirrored in device
+// memory, the call on the GPU, outputs copied back into the host problem so the shared
+// comparison helpers read them, and the comparisons with SPEC section 6 tolerances against the
+// CPU reference backend run on a twin host problem. Tests skip when no GPU is present.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ctxattn/ctxattn.h"
+#include "dense_reference.h"
+#include "paged_cache.h"
+
+namespace ctxattn_test {
+
+inline bool gpu_present() {
+  static const bool present = ctxattn_has_cuda() != 0;
+  return present;
+}
+
+#define CTXATTN_REQUIRE_GPU() \
+  if (!::ctxattn_test::gpu_present()) GTEST_SKIP() << "no CUDA GPU on this machine"
+
+#define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call
+
+// Device copies of every buffer of a PagedProblem, kept at the same sizes so the inputs of
+// another problem of the same shape can be copied into them (graph replay).
+class DeviceProblem {
+ public:
+  explicit DeviceProblem(PagedProblem& pb, cudaStream_t stream = nullptr) : pb_(pb), stream_(stream) {
+    for (const HostBuffer& b : pb.buffers()) {
+      void* ptr = nullptr;
+      if (cudaMalloc(&ptr, b.bytes > 0 ? b.bytes : 1) != cudaSuccess) {
+        ok_ = false;
+        return;
+      }
+      device_[b.name] = ptr;
+      sizes_[b.name] = b.bytes;
+    }
+    ok_ = upload(pb);
+    args = pb.relocated_args([&](const HostBuffer& b) { return device_.at(b.name); });
+    args.device_type = CTXATTN_DEVICE_CUDA;
+    args.device_index = 0;
+    args.backend = CTXATTN_BACKEND_CUDA_PORTABLE;
+    args.stream = stream;
+  }
+  DeviceProblem(const DeviceProblem&) = delete;
+  DeviceProblem& operator=(const DeviceProblem&) = delete;
+  ~DeviceProblem() {
+    for (auto& kv : device_) cudaFree(kv.second);
+  }
+
+  bool ok() const { return ok_; }
+
+  // Copies every buffer of `other` (same shape as this problem) into the device copies.
+  bool upload(PagedProblem& other) {
+    for (const HostBuffer& b : other.buffers()) {
+      auto it = device_.find(b.name);
+      if (it == device_.end() || sizes_.at(b.name) != b.bytes) return false;
+      if (b.bytes > 0 && cudaMemcpy(it->second, b.data, b.bytes, cudaMemcpyHostToDevice) != cudaSuccess) return false;
+    }
+    return true;
+  }
+
+  // Copies out, out_scale and lse back into the host problem.
+  bool download() {
+    if (cudaDeviceSynchronize() != cudaSuccess) return false;
+    for (const HostBuffer& b : pb_.buffers()) {
+      const std::string name = b.name;
+      if (name != "out" && name != "out_scale" && name != "lse") continue;
+      if (b.bytes > 0 && cudaMemcpy(b.data, device_.at(name), b.bytes, cudaMemcpyDeviceToHost) != cudaSuccess) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  ctxattn_status_t run() { return ctxattn_batch_context_with_kv_cache(&args); }
+
+  void* device(const std::string& name) const { return device_.at(name); }
+
+  ctxattn_args_t args;
+
+ private:
+  PagedProblem& pb_;
+  cudaStream_t stream_;
+  std::map<std::string, void*> device_;
+  std::map<std::string, size_t> sizes_;
+  bool ok_ = true;
+};
+
+// Runs the CPU reference backend on a host problem.
+inline ctxattn_status_t run_cpu_reference(PagedProblem& pb) {
+  pb.poison_outputs();
+  ctxattn_args_t a = pb.args;
+  a.device_type = CTXATTN_DEVICE_CPU;
+  a.backend = CTXATTN_BACKEND_CPU_REFERENCE;
+  return ctxattn_batch_context_with_kv_cache(&a);
+}
+
+// SPEC section 6 tolerances for the problem's dtypes (rtol, atol).
+inline void tolerances(const ProblemSpec& s, double* rtol, double* atol) {
+  const bool fp8_in = s.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 || s.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3;
+  if (s.out_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) {
+    *rtol = 5e-2, *atol = 7e-2;
+  } else if (fp8_in) {
+    *rtol = 4e-2, *atol = 6e-2;
+  } else {
+    *rtol = 1e-2, *atol = 1e-2;
+  }
+}
+
+// Position of an e2m1 code on the signed grid (-7 .. 7): codes one step apart differ by 1.
+inline int e2m1_position(uint8_t code) { return (code & 8) ? -static_cast<int>(code & 7) : static_cast<int>(code & 7); }
+
+// Compares the outputs of `got` (GPU, downloaded) with `want` (CPU reference) over the rows the
+// requests own; returns an empty string when everything is within tolerance, else a description.
+inline std::string compare_outputs(const PagedProblem& got, const PagedProblem& want) {
+  const ProblemSpec& s = got.spec();
+  const int64_t rows = got.q_begin(got.batch_size());
+  const int32_t Hq = s.num_qo_heads, D = s.head_dim;
+  std::ostringstream err;
+  int64_t bad = 0;
+  auto note = [&](const std::string& what) {
+    if (bad++ < 5) err << what << "\n";
+  };
+  if (s.out_dtype == CTXATTN_DTYPE_NVFP4) {
+    double sq = 0.0;
+    int64_t n = 0;
+    for (int64_t t = 0; t < rows; ++t) {
+      for (int32_t h = 0; h < Hq; ++h) {
+        for (int32_t k = 0; k < D / 16; ++k) {
+          const float sg = ctxattn::e4m3_to_float(nvfp4_scale(got, t, h, k));
+          const float sw = ctxattn::e4m3_to_float(nvfp4_scale(want, t, h, k));
+          if (!(std::fabs(sg - sw) <= 0.2 * std::max(1.0f, std::fabs(sw)))) {
+            std::ostringstream m;
+            m << "scale t=" << t << " h=" << h << " block=" << k << " got " << sg << " want " << sw;
+            note(m.str());
+          }
+        }
+        for (int32_t d = 0; d < D; ++d) {
+          const int step = e2m1_position(nvfp4_code(got, t, h, d)) - e2m1_position(nvfp4_code(want, t, h, d));
+          sq += static_cast<double>(step) * step;
+          ++n;
+          if (std::abs(step) > 1) {
+            std::ostringstream m;
+            m << "code t=" << t << " h=" << h << " d=" << d << " differs by " << step << " steps";
+            note(m.str());
+          }
+        }
+      }
+    }
+    if (n > 0 && std::sqrt(sq / n) >= 0.3) note("nvfp4 RMS code error " + std::to_string(std::sqrt(sq / n)));
+  } else {
+    double rtol = 0, atol = 0;
+    tolerances(s, &rtol, &atol);
+    for (int64_t t = 0; t < rows; ++t) {
+      for (int32_t h = 0; h < Hq; ++h) {
+        for (int32_t d = 0; d < D; ++d) {
+          const double g = got.out_value(t, h, d);
+          const double w = want.out_value(t, h, d);
+          if (!(std::fabs(g - w) <= atol + rtol * std::fabs(w))) {
+            std::ostringstream m;
+            m << "out t=" << t << " h=" << h << " d=" << d << " got " << g << " want " << w;
+            note(m.str());
+          }
+        }
+      }
+    }
+  }
+  if (s.with_lse) {
+    for (int64_t t = 0; t < rows; ++t) {
+      for (int32_t h = 0; h < Hq; ++h) {
+        const double g = got.lse_value(t, h);
+        const double w = want.lse_value(t, h);
+        const bool same_inf = std::isinf(g) && std::isinf(w) && (g > 0) == (w > 0);
+        if (!same_inf && !(std::fabs(g - w) <= 1e-3 + 1e-3 * std::fabs(w))) {
+          std::ostringstream m;
+          m << "lse t=" << t << " h=" << h << " got " << g << " want " << w;
+          note(m.str());
+        }
+      }
+    }
+  }
+  if (bad > 0) err << bad << " mismatches in total";
+  return err.str();
+}
+
+// Bytes of out / out_scale / lse that no request row owns must keep the poison (0xFF; NaN for lse).
+inline std::string untouched_outside_rows(const PagedProblem& pb) {
+  const ProblemSpec& s = pb.spec();
+  const int64_t rows = pb.q_begin(pb.batch_size());
+  const bool nvfp4 = s.out_dtype == CTXATTN_DTYPE_NVFP4;
+  const int64_t esize = static_cast<int64_t>(dtype_size(s.out_dtype));
+  const int64_t row_bytes = (nvfp4 ? s.head_dim / 2 : s.head_dim) * esize;
+  std::vector<bool> owned(pb.out.size(), false);
+  for (int64_t t = 0; t < rows; ++t) {
+    for (int32_t h = 0; h < s.num_qo_heads; ++h) {
+      const int64_t first = pb.out_offset(t, h, 0) * esize;
+      for (int64_t i = 0; i < row_bytes; ++i) owned[first + i] = true;
+    }
+  }
+  for (size_t i = 0; i < pb.out.size(); ++i) {
+    if (!owned[i] && pb.out[i] != 0xFF) return "out byte " + std::to_string(i) + " outside every row was written";
+  }
+  if (s.with_lse) {
+    for (int64_t t = rows; t < pb.num_tokens(); ++t) {
+      for (int32_t h = 0; h < s.num_qo_heads; ++h) {
+        if (!std::isnan(pb.lse_value(t, h))) return "lse of row " + std::to_string(t) + " was written";
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace ctxattn_test
