@@ -1,0 +1,197 @@
+"""Peers from other packages, both reading the same paged cache as ctxattn: FlashInfer's batch
+prefill wrapper on its Hopper (fa3) backend, and cuDNN's paged SDPA graph through the cuDNN
+frontend. A GPU machine without network gets both from bench/fetch_wheels.sh.
+"""
+
+import importlib
+import importlib.util
+import math
+import sys
+import types
+
+import torch
+
+from bench.peer_base import Peer, Prepared, precision_note, require, run_dtype
+
+FLASHINFER_WORKSPACE_BYTES = 256 * 2**20
+
+
+def import_flashinfer_prefill():
+    """flashinfer.prefill, through the package __init__ when it imports, else without it.
+
+    The package __init__ imports every operator family, some of which need packages a benchmark
+    machine may lack (the CUTLASS DSL); the prefill module itself does not. Without the __init__,
+    a bare package module with the right search path stands in for it.
+    """
+    try:
+        return importlib.import_module("flashinfer.prefill")
+    except ImportError as first:
+        spec = importlib.util.find_spec("flashinfer")
+        if spec is None or not spec.submodule_search_locations:
+            raise
+        for name in [m for m in sys.modules if m == "flashinfer" or m.startswith("flashinfer.")]:
+            del sys.modules[name]
+        package = types.ModuleType("flashinfer")
+        package.__path__ = list(spec.submodule_search_locations)
+        package.__spec__ = spec
+        sys.modules["flashinfer"] = package
+        try:
+            return importlib.import_module("flashinfer.prefill")
+        except ImportError as second:
+            raise ImportError(f"{first}; without the package __init__: {second}") from second
+
+
+def _paged_metadata(inp):
+    """FlashInfer's page metadata (indptr, indices, last-page lengths) for the case's block table."""
+    page = inp.case.page_size
+    counts = [math.ceil(n / page) for n in inp.kv_lens]
+    tables = inp.block_tables.cpu()
+    indices = torch.cat([tables[b, :n] for b, n in enumerate(counts)]).to(torch.int32)
+    indptr = torch.tensor([0] + list(_running(counts)), dtype=torch.int32)
+    last = torch.tensor([(n - 1) % page + 1 for n in inp.kv_lens], dtype=torch.int32)
+    dev = inp.device
+    return indptr.to(dev), indices.to(dev), last.to(dev)
+
+
+def _running(values):
+    acc = 0
+    for v in values:
+        acc += v
+        yield acc
+
+
+class FlashInferFa3(Peer):
+    name = "flashinfer_fa3"
+    paged = True
+
+    def available(self):
+        try:
+            import_flashinfer_prefill()
+        except Exception as e:  # any import failure is a reason to report, not to stop the run
+            return f"flashinfer not importable: {type(e).__name__}: {e}"
+        return None
+
+    def prepare(self, inp, strategy="", check=False):
+        prefill = import_flashinfer_prefill()
+        w, case = inp.workload, inp.case
+        out_dtype = run_dtype(inp)
+        indptr, indices, last = _paged_metadata(inp)
+        workspace = torch.zeros(FLASHINFER_WORKSPACE_BYTES, dtype=torch.uint8, device=inp.device)
+        wrapper = prefill.BatchPrefillWithPagedKVCacheWrapper(workspace, kv_layout="HND", backend="fa3")
+        wrapper.plan(inp.cum_seq_lens_q, indptr, indices, last, w.num_qo_heads, w.num_kv_heads,
+                     w.head_dim, case.page_size, causal=True, sm_scale=inp.bmm1_scale,
+                     window_left=inp.window_left, q_data_type=inp.query.dtype,
+                     kv_data_type=inp.kv_cache.dtype, o_data_type=out_dtype)
+        out = torch.empty(inp.query.shape, dtype=out_dtype, device=inp.device)
+        kwargs = {}
+        if inp.sinks is not None:
+            kwargs["sinks"] = inp.sinks
+        if case.in_dtype == "fp8":
+            kwargs.update(q_scale=1.0, k_scale=1.0, v_scale=1.0)
+        q, kv = inp.query, inp.kv_cache
+
+        def run():
+            return wrapper.run(q, kv, out=out, **kwargs)
+
+        run()
+        exact = case.out_dtype != "nvfp4"
+        return Prepared(run, lambda o: o, "" if exact else f"{case.dtype} out", exact)
+
+
+class CudnnPaged(Peer):
+    """cuDNN SDPA graph: ragged Q/O, K/V read through page tables, bottom-right causal band."""
+
+    name = "cudnn_paged"
+    paged = True
+
+    def available(self):
+        try:
+            import cudnn  # noqa: F401  (torch is imported first, so torch's cuDNN library is used)
+        except Exception as e:
+            return f"cudnn frontend not importable: {type(e).__name__}: {e}"
+        return None
+
+    def strategies(self, case):
+        # The band's left bound counts the diagonal in some versions and not in others; the
+        # check (with a narrow window) tells which one reproduces window_left.
+        return ("left_bound=W+1", "left_bound=W") if case.workload.window_left >= 0 else ("",)
+
+    def prepare(self, inp, strategy="", check=False):
+        import cudnn
+
+        w, case = inp.workload, inp.case
+        dtype = run_dtype(inp)
+        require(dtype in (torch.bfloat16, torch.float16), f"cuDNN paged SDPA takes no {dtype}")
+        exact = case.in_dtype != "fp8" and case.out_dtype != "nvfp4"
+        q, kv = inp.query, inp.kv_cache
+        if case.in_dtype == "fp8":
+            q, kv = q.to(dtype), kv.to(dtype)
+        io = cudnn.data_type.BFLOAT16 if dtype == torch.bfloat16 else cudnn.data_type.HALF
+        i32, f32 = cudnn.data_type.INT32, cudnn.data_type.FLOAT
+        b, hq, d = w.batch_size, w.num_qo_heads, w.head_dim
+        max_q = inp.max_q_len
+        max_pages = inp.block_tables.shape[1]
+
+        handle = cudnn.create_handle()
+        cudnn.set_stream(handle=handle, stream=torch.cuda.current_stream(inp.device).cuda_stream)
+        g = cudnn.pygraph(io_data_type=io, intermediate_data_type=f32, compute_data_type=f32,
+                          handle=handle)
+        vec = [b + 1, 1, 1, 1]
+        t_q_off = g.tensor(name="q_offsets", dim=vec, stride=[1, 1, 1, 1], data_type=i32)
+        t_o_off = g.tensor(name="o_offsets", dim=vec, stride=[1, 1, 1, 1], data_type=i32)
+        packed = [b, hq, max_q, d]
+        packed_stride = [max_q * hq * d, d, hq * d, 1]
+        t_q = g.tensor(name="q", dim=packed, stride=packed_stride, data_type=io, ragged_offset=t_q_off)
+        k_pool, v_pool = kv[:, 0], kv[:, 1]
+        t_k = g.tensor(name="k_pool", dim=list(k_pool.shape), stride=list(k_pool.stride()), data_type=io)
+        t_v = g.tensor(name="v_pool", dim=list(v_pool.shape), stride=list(v_pool.stride()), data_type=io)
+        lens = [b, 1, 1, 1]
+        t_seq_q = g.tensor(name="seq_len_q", dim=lens, stride=[1, 1, 1, 1], data_type=i32)
+        t_seq_kv = g.tensor(name="seq_len_kv", dim=lens, stride=[1, 1, 1, 1], data_type=i32)
+        table = [b, 1, max_pages, 1]
+        table_stride = [max_pages, max_pages, 1, 1]
+        t_table_k = g.tensor(name="table_k", dim=table, stride=table_stride, data_type=i32)
+        t_table_v = g.tensor(name="table_v", dim=table, stride=table_stride, data_type=i32)
+        kwargs = dict(
+            name="sdpa", attn_scale=inp.bmm1_scale, generate_stats=False, use_padding_mask=True,
+            seq_len_q=t_seq_q, seq_len_kv=t_seq_kv,
+            diagonal_alignment=cudnn.diagonal_alignment.BOTTOM_RIGHT, diagonal_band_right_bound=0,
+            paged_attention_k_table=t_table_k, paged_attention_v_table=t_table_v,
+            paged_attention_max_seq_len_kv=max_pages * case.page_size)
+        if inp.window_left >= 0:
+            kwargs["diagonal_band_left_bound"] = inp.window_left + (1 if strategy == "left_bound=W+1" else 0)
+        bindings = {}
+        if inp.sinks is not None:
+            t_sink = g.tensor(name="sink", dim=[1, hq, 1, 1], stride=[hq, 1, 1, 1], data_type=f32)
+            kwargs["sink_token"] = t_sink
+            bindings[t_sink] = inp.sinks.view(1, hq, 1, 1)
+        produced = g.sdpa(q=t_q, k=t_k, v=t_v, **kwargs)
+        t_o = produced[0] if isinstance(produced, (list, tuple)) else produced
+        t_o.set_output(True).set_dim(packed).set_stride(packed_stride).set_ragged_offset(t_o_off)
+        g.validate()
+        g.build_operation_graph()
+        g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+        g.check_support()
+        g.build_plans()
+
+        offsets = (inp.cum_seq_lens_q * (hq * d)).to(torch.int32).view(vec)
+        seq_q = (inp.cum_seq_lens_q[1:] - inp.cum_seq_lens_q[:-1]).to(torch.int32).view(lens)
+        tables = inp.block_tables.contiguous().view(table)
+        out = torch.empty(q.shape, dtype=dtype, device=inp.device)
+        workspace = torch.empty(max(1, g.get_workspace_size()), dtype=torch.uint8, device=inp.device)
+        bindings.update({t_q: q, t_q_off: offsets, t_k: k_pool, t_v: v_pool, t_seq_q: seq_q,
+                         t_seq_kv: inp.seq_lens.view(lens), t_table_k: tables, t_table_v: tables,
+                         t_o: out, t_o_off: offsets})
+
+        def run():
+            g.execute(bindings, workspace, handle=handle)
+            return out
+
+        run()
+        notes = [precision_note(exact, dtype) if case.in_dtype == "fp8" else "",
+                 f"{case.dtype} out" if case.out_dtype == "nvfp4" else ""]
+        return Prepared(run, lambda o: o, "; ".join(n for n in notes if n), exact)
+
+
+def external_peers():
+    return [FlashInferFa3(), CudnnPaged()]
