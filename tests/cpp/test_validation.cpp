@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <ostream>
 #include <limits>
 #include <string>
 #include <vector>
@@ -104,6 +105,9 @@ struct Rule {
   const char* names;  // the argument the message must name
 };
 
+// Short test names in ctest output instead of a byte dump of the parameter.
+void PrintTo(const Rule& rule, std::ostream* os) { *os << rule.name; }
+
 class ValidationRule : public ::testing::TestWithParam<Rule> {};
 
 TEST(Validation, BaselineIsValidAndComputes) {
@@ -196,6 +200,8 @@ const Rule kRules[] = {
        p.use_nvfp4();
        p.args.head_dim = 24;
        p.args.query_stride_head = p.args.k_strides[2] = p.args.v_strides[2] = 24;
+       p.args.out_stride_head = 12;
+       p.args.out_stride_token = 4 * 12;
      },
      kInvalid, "head_dim"},
     {"OSfVecSize",
