@@ -57,3 +57,22 @@ fuzz:
 
 clean:
 	rm -rf $(BUILD)
+
+# ctxattn against torch's CPU SDPA on the CPU suite (docs/benchmarks.md; the GPU run is described
+# there). Its own library build (no tests, no tools) so that it never rebuilds the test tree.
+BENCH_BUILD ?= build-bench
+BENCH_OUT   ?= bench-out/cpu
+BENCH_ARGS  ?=
+
+.PHONY: bench
+
+$(VENV)/.bench-stamp: $(VENV)/.stamp requirements-bench.txt
+	$(VENV)/bin/python -m pip install -q -r requirements-bench.txt
+	touch $@
+
+bench: $(VENV)/.bench-stamp
+	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DCTXATTN_CUDA=OFF \
+	  -DCTXATTN_BUILD_TESTS=OFF -DCTXATTN_BUILD_TOOLS=OFF $(CMAKE_ARGS)
+	cmake --build $(BENCH_BUILD) -j $(JOBS) --target ctxattn
+	CTXATTN_LIBRARY=$(abspath $(BENCH_BUILD))/libctxattn.so PYTHONPATH=$(abspath python) \
+	  $(VENV)/bin/python -m bench --device cpu --out $(BENCH_OUT) $(BENCH_ARGS)

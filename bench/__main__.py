@@ -189,7 +189,7 @@ def main(argv=None):
     deadline = time.monotonic() + args.deadline_s if args.deadline_s else None
     runner = Runner(device, peers, timer, {k: v[0] for k, v in ceilings.items()}, seed=args.seed,
                     check=not args.no_check, time_calls=not args.checks_only,
-                    true_size=not args.dry_run, deadline=deadline, on_case_done=on_case_done,
+                    true_size=device.type == "cuda", deadline=deadline, on_case_done=on_case_done,
                     log=lambda msg: print(msg, file=sys.stderr, flush=True))
     unavailable = {k: v for k, v in runner.availability.items() if v}
     for name, reason in unavailable.items():

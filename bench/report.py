@@ -21,7 +21,7 @@ def format_header(info, ceilings):
             value = ", ".join(f"{k}={v}" for k, v in value.items())
         lines.append(f"#   {key:<{width}}  {value}")
     for key, (tflops, what) in ceilings.items():
-        lines.append(f"#   ceiling {key:<{width - 8}}  {tflops:.1f} TFLOP/s ({what})")
+        lines.append(f"#   ceiling {key:<{width - 8}}  {tflops:.{1 if tflops >= 10 else 3}f} TFLOP/s ({what})")
     return "\n".join(lines)
 
 
@@ -48,7 +48,8 @@ def format_case(rows):
         else:
             ratio = ""
         pct = _num(r.get("pct_ceiling"), ".1f")
-        lines.append(f"  {r['impl']:<16}{r['median_us']:>11.1f}{spread:>19}{r['tflops']:>9.1f}{pct:>7}  "
+        tflops = format(r["tflops"], ".1f" if r["tflops"] >= 10 else ".3f")
+        lines.append(f"  {r['impl']:<16}{r['median_us']:>11.1f}{spread:>19}{tflops:>9}{pct:>7}  "
                      f"{ratio:<28}{r.get('note', '')}")
     return "\n".join(lines)
 
@@ -83,6 +84,7 @@ def write_plot(path, info, ceilings, rows):
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.patches import Patch
     except ImportError as e:
         return f"plot skipped: matplotlib is not installed ({e}); `pip install matplotlib` or use `make bench`"
     ok = [r for r in rows if r.get("status") == "ok"]
@@ -103,19 +105,20 @@ def write_plot(path, info, ceilings, rows):
                 xs.append(i - 0.4 + (j + 0.5) * width)
                 ys.append(r["tflops"])
                 hatches.append("" if r.get("exact", True) else "//")
-        bars = top.bar(xs, ys, width, label=impl, color=cmap(j % 10))
+        bars = top.bar(xs, ys, width, color=cmap(j % 10))
         for bar, hatch in zip(bars, hatches):
             bar.set_hatch(hatch)
     for key, (tflops, what) in ceilings.items():
         if key in ("bf16", "fp32"):
             top.axhline(tflops, color="grey", linestyle="--", linewidth=1)
-            top.text(len(cases) - 0.5, tflops, f" {what}: {tflops:.0f}", va="bottom", ha="right",
-                     fontsize=8, color="grey")
+            top.text(len(cases) - 0.5, tflops, f" {what}: {tflops:.{0 if tflops >= 10 else 3}f}",
+                     va="bottom", ha="right", fontsize=8, color="grey")
     top.set_ylabel("TFLOP/s (exact causal FLOPs)")
     device = info.get("gpu") or info.get("cpu", "")
     top.set_title(f"ctxattn vs peers on {device}, commit {info.get('commit', '?')} "
                   "(hatched: other precision)", fontsize=10)
-    top.legend(fontsize=8, ncol=min(4, len(impls)))
+    top.legend(handles=[Patch(color=cmap(j % 10), label=impl) for j, impl in enumerate(impls)],
+               fontsize=8, ncol=min(4, len(impls)))
     ratios = [by[(c, "ctxattn")].get("vs_best") if (c, "ctxattn") in by else None for c in cases]
     bottom.bar([i for i, v in enumerate(ratios) if v], [v for v in ratios if v], 0.6, color=cmap(0))
     bottom.axhline(1.0, color="black", linewidth=0.8)

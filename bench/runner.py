@@ -23,6 +23,16 @@ def describe(e):
     return f"{type(e).__name__}: {text}"[:300]
 
 
+# Errors after which the CUDA context is unusable: every later call in the process would fail.
+FATAL_CUDA_ERRORS = ("illegal memory access", "unspecified launch failure", "device-side assert",
+                     "misaligned address", "illegal instruction", "an illegal")
+
+
+def is_fatal(e):
+    text = str(e).lower()
+    return any(marker in text for marker in FATAL_CUDA_ERRORS)
+
+
 def case_fields(case):
     w = case.workload
     return {
@@ -64,6 +74,8 @@ class Runner:
         self._check_inputs = {}
         self._check_results = {}
         self._timed = {}
+        # Set once a call breaks the CUDA context; every later row is skipped with this reason.
+        self.fatal = None
 
     def run(self, cases):
         rows = []
@@ -83,13 +95,15 @@ class Runner:
         base = case_fields(case)
         if self.deadline is not None and time.monotonic() > self.deadline:
             return [dict(base, impl=p.name, status="skip: time budget (--deadline-s) spent") for p in self.peers]
+        if self.fatal:
+            return [dict(base, impl=p.name, status=f"skip: {self.fatal}") for p in self.peers]
         try:
             inp = build(case, self.device, seed=self.seed, true_size=self.true_size)
         except Exception as e:
             return [dict(base, impl=p.name, status=f"error: building inputs: {describe(e)}") for p in self.peers]
         rows = [self.run_peer(p, case, inp, base) for p in self.peers]
         del inp
-        if self.device.type == "cuda":
+        if self.device.type == "cuda" and not self.fatal:
             torch.cuda.empty_cache()
         add_ratios(case, rows, self.ceilings)
         return rows
@@ -127,7 +141,10 @@ class Runner:
             except Unsupported as e:
                 return None, f"skip: {e}"
             except Exception as e:
+                self._note_fatal(peer, e)
                 failures.append(f"{tag}error: {describe(e)}")
+                if self.fatal:
+                    break
                 continue
             if ok:
                 return strategy, f"ok, {msg}"
@@ -136,10 +153,19 @@ class Runner:
             return None, "error: " + "; ".join(f.replace("error: ", "", 1) for f in failures)
         return None, "FAIL check: " + "; ".join(failures)
 
+    def _note_fatal(self, peer, e):
+        if self.device.type == "cuda" and is_fatal(e):
+            self.fatal = (f"CUDA context lost after {peer.name} ({describe(e)}); rerun without it "
+                          f"(--impl) for the remaining rows")
+            self.log(f"# {self.fatal}")
+
     # ---- timing ----
 
     def run_peer(self, peer, case, inp, base):
         row = dict(base, impl=peer.name)
+        if self.fatal:
+            row["status"] = f"skip: {self.fatal}"
+            return row
         reason = self.availability.get(peer.name)
         if reason:
             row["status"] = f"skip: {reason}"
@@ -172,7 +198,8 @@ class Runner:
             return row
         except Exception as e:
             row["status"] = f"error: {describe(e)}"
-            if self.device.type == "cuda":
+            self._note_fatal(peer, e)
+            if self.device.type == "cuda" and not self.fatal:
                 torch.cuda.empty_cache()
             return row
         row.update(status="ok", median_us=timing.median_us, p10_us=timing.p10_us, p90_us=timing.p90_us,
@@ -190,6 +217,7 @@ def add_ratios(case, rows, ceilings):
             continue
         r["tflops"] = r["gflop"] * 1e9 / (r["median_us"] * 1e-6) / 1e12
         key = ceiling_key(case, r)
+        key = key if key in ceilings else case.dtype
         if key in ceilings:
             r["ceiling"] = key
             r["pct_ceiling"] = 100.0 * r["tflops"] / ceilings[key]
