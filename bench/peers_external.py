@@ -167,7 +167,8 @@ class CudnnPaged(Peer):
             bindings[t_sink] = inp.sinks.view(1, hq, 1, 1)
         produced = g.sdpa(q=t_q, k=t_k, v=t_v, **kwargs)
         t_o = produced[0] if isinstance(produced, (list, tuple)) else produced
-        t_o.set_output(True).set_dim(packed).set_stride(packed_stride).set_ragged_offset(t_o_off)
+        t_o.set_output(True).set_dim(packed).set_stride(packed_stride).set_data_type(io)
+        t_o.set_ragged_offset(t_o_off)
         g.validate()
         g.build_operation_graph()
         g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
