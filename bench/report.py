@@ -93,7 +93,7 @@ def write_plot(path, info, ceilings, rows):
     cases = list(dict.fromkeys(r["case"] for r in ok))
     impls = list(dict.fromkeys(r["impl"] for r in ok))
     by = {(r["case"], r["impl"]): r for r in ok}
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(10, 0.9 * len(cases) + 4), 9),
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(min(22, max(10, 0.55 * len(cases) + 4)), 9),
                                       gridspec_kw={"height_ratios": [3, 1.3]}, sharex=True)
     width = 0.8 / len(impls)
     cmap = plt.get_cmap("tab10")
