@@ -44,16 +44,25 @@ inline f32xN load(const float* p) {
 inline void store(float* p, f32xN v) { memcpy(p, &v, sizeof(v)); }
 inline f32xN splat(float x) { return f32xN{} + x; }
 
-inline float reduce_max(f32xN v) {
-  float m = v[0];
-  for (int i = 1; i < kLanes; ++i) m = v[i] > m ? v[i] : m;
-  return m;
+// Horizontal max / sum by halving: each step folds the upper half of the vector onto the lower.
+template <int Bytes>
+struct VectorOf {
+  typedef float type __attribute__((vector_size(Bytes)));
+};
+
+template <int Bytes, bool Max>
+inline float reduce(typename VectorOf<Bytes>::type v) {
+  if constexpr (Bytes == 8) {
+    return Max ? (v[0] > v[1] ? v[0] : v[1]) : v[0] + v[1];
+  } else {
+    typename VectorOf<Bytes / 2>::type lo, hi;
+    memcpy(&lo, &v, sizeof(lo));
+    memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof(lo), sizeof(hi));
+    return reduce<Bytes / 2, Max>(Max ? (hi > lo ? hi : lo) : lo + hi);
+  }
 }
-inline float reduce_sum(f32xN v) {
-  float s = 0.0f;
-  for (int i = 0; i < kLanes; ++i) s += v[i];
-  return s;
-}
+inline float reduce_max(f32xN v) { return reduce<sizeof(f32xN), true>(v); }
+inline float reduce_sum(f32xN v) { return reduce<sizeof(f32xN), false>(v); }
 
 // 2^x for x <= 0 (softmax arguments). x = n + f with n = round(x), |f| <= 1/2; 2^f from its
 // degree-7 Taylor series in f*ln2 (truncation error < 1e-8 relative), 2^n added to the exponent

@@ -68,26 +68,34 @@ std::vector<WorkItem> make_items(const Params& p, int block) {
   return items;
 }
 
-// Per-thread buffers, grown to the largest item and kept between calls.
+// Per-thread buffers, grown to the largest item and kept between calls. They only ever grow, so a
+// call of another user thread between this call's reservation and its compute phase (the pool
+// serves one job at a time, not one call) can never leave them too small.
 struct Scratch {
   std::vector<int64_t> q_offsets, key_lo, key_hi, k_offsets, v_offsets;
   std::vector<float> row_max, row_sum, alpha, s, o, q_f32, kt_f32, v_f32;
   std::vector<uint32_t> q_bf16, kt_bf16;
 
+  template <typename T>
+  static void grow(std::vector<T>& v, size_t n) {
+    if (v.size() < n) v.resize(n);
+  }
+
   void reserve(int rows, int dp, Mode mode) {
-    for (auto* v : {&q_offsets, &key_lo, &key_hi}) v->resize(rows);
-    for (auto* v : {&k_offsets, &v_offsets}) v->resize(kTileKeys);
-    for (auto* v : {&row_max, &row_sum, &alpha}) v->resize(rows);
-    s.resize(static_cast<size_t>(rows) * kTileKeys);
-    o.resize(static_cast<size_t>(rows) * dp);
+    const size_t r = static_cast<size_t>(rows), d = static_cast<size_t>(dp), keys = kTileKeys;
+    for (auto* v : {&q_offsets, &key_lo, &key_hi}) grow(*v, r);
+    for (auto* v : {&k_offsets, &v_offsets}) grow(*v, keys);
+    for (auto* v : {&row_max, &row_sum, &alpha}) grow(*v, r);
+    grow(s, r * keys);
+    grow(o, r * d);
     if (mode.qk_bf16) {
-      q_bf16.resize(static_cast<size_t>(rows) * dp / 2);
-      kt_bf16.resize(static_cast<size_t>(dp) / 2 * kTileKeys);
+      grow(q_bf16, r * d / 2);
+      grow(kt_bf16, d / 2 * keys);
     } else {
-      q_f32.resize(static_cast<size_t>(rows) * dp);
-      kt_f32.resize(static_cast<size_t>(dp) * kTileKeys);
+      grow(q_f32, r * d);
+      grow(kt_f32, d * keys);
     }
-    v_f32.resize(static_cast<size_t>(kTileKeys) * dp);
+    grow(v_f32, keys * d);
   }
 };
 

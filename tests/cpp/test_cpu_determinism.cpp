@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <memory>
+#include <thread>
 #include <vector>
 
 #include "cpu_harness.h"
@@ -36,6 +38,34 @@ TEST(CpuDeterminism, RerunsAndThreadCounts) {
     ASSERT_EQ(first.coverage, "");
     for (int rerun = 0; rerun < 2; ++rerun) expect_same_bytes(first, run_cpu(pb, CTXATTN_BACKEND_CPU, 2), "rerun");
     for (int threads : {1, 3, 7, 64}) expect_same_bytes(first, run_cpu(pb, CTXATTN_BACKEND_CPU, threads), "threads");
+  }
+}
+
+// Several user threads calling at once share the worker pool; each still gets its own answer.
+TEST(CpuDeterminism, ConcurrentCallers) {
+  const std::vector<ProblemSpec> specs = {medium_spec(CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16),
+                                          medium_spec(CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3),
+                                          medium_spec(CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_NVFP4)};
+  std::vector<std::unique_ptr<PagedProblem>> problems;
+  std::vector<Outcome> alone;
+  for (const ProblemSpec& s : specs) {
+    problems.push_back(std::make_unique<PagedProblem>(s));
+    alone.push_back(run_cpu(*problems.back(), CTXATTN_BACKEND_CPU, 2));
+    ASSERT_EQ(alone.back().status, CTXATTN_STATUS_OK) << alone.back().error;
+  }
+  std::vector<std::vector<Outcome>> together(specs.size());
+  std::vector<std::thread> callers;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    callers.emplace_back([&, i] {
+      for (int rep = 0; rep < 3; ++rep) together[i].push_back(run_cpu(*problems[i], CTXATTN_BACKEND_CPU, 2));
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    for (const Outcome& o : together[i]) {
+      ASSERT_EQ(o.status, CTXATTN_STATUS_OK) << o.error;
+      expect_same_bytes(alone[i], o, "concurrent");
+    }
   }
 }
 
