@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -95,6 +96,40 @@ Status check_strides_nonneg(const char* name, const int64_t* strides, int n) {
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && v[0] != '\0' && std::string(v) != "0";
+}
+
+// The raw integer in an enum field: C callers can store any int there, and reading such a value
+// through the enum type is undefined in C++.
+template <typename Enum>
+int32_t raw(const Enum& e) {
+  static_assert(sizeof(Enum) == sizeof(int32_t), "ctxattn enums are 32-bit");
+  int32_t v;
+  std::memcpy(&v, &e, sizeof(v));
+  return v;
+}
+
+// Every enum field holds one of its declared values; later checks then read them as enums.
+Status validate_enum_fields(const ctxattn_args_t& a) {
+  if (raw(a.device_type) < CTXATTN_DEVICE_CPU || raw(a.device_type) > CTXATTN_DEVICE_CUDA) {
+    return invalid(cat("device_type: expected CPU (0) or CUDA (1), got ", raw(a.device_type)));
+  }
+  if (raw(a.backend) < CTXATTN_BACKEND_AUTO || raw(a.backend) > CTXATTN_BACKEND_CUDA_SM90) {
+    return invalid(cat("backend: expected a ctxattn_backend_t value in [0, 4], got ", raw(a.backend)));
+  }
+  if (raw(a.kv_layout) != CTXATTN_KV_LAYOUT_HND && raw(a.kv_layout) != CTXATTN_KV_LAYOUT_NHD) {
+    return invalid(cat("kv_layout: expected \"HND\" (0) or \"NHD\" (1), got ", raw(a.kv_layout)));
+  }
+  const struct {
+    const char* name;
+    int32_t value;
+  } dtypes[] = {{"query", raw(a.query_dtype)}, {"kv_cache", raw(a.kv_dtype)},
+                {"seq_lens", raw(a.seq_lens_dtype)}, {"out_dtype", raw(a.out_dtype)}};
+  for (const auto& d : dtypes) {
+    if (d.value < CTXATTN_DTYPE_FLOAT16 || d.value > CTXATTN_DTYPE_UINT32) {
+      return bad_type(cat(d.name, ": unknown dtype code ", d.value));
+    }
+  }
+  return Status::Ok();
 }
 
 Status validate_sizes(const ctxattn_args_t& a) {
@@ -318,6 +353,7 @@ Status validate_args(const ctxattn_args_t* args, Params* p) {
                        sizeof(ctxattn_args_t), " bytes); initialise with ctxattn_args_init()"));
   }
   *p = Params{};
+  CTXATTN_RETURN_IF_ERROR(validate_enum_fields(a));
   CTXATTN_RETURN_IF_ERROR(validate_execution(a));
   CTXATTN_RETURN_IF_ERROR(validate_sizes(a));
   CTXATTN_RETURN_IF_ERROR(validate_query_and_kv(a, p));
