@@ -71,13 +71,25 @@ def test_layouts_forms_page_sizes(device, kv_layout, form, page_size):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_one_tensor_forms_are_views(device):
-    """The one-tensor forms pass K and V as views of the given memory: no copy is made."""
-    case = make_case(device, form="single", seed=3)
-    out = call(case)
-    check_dense(case, out)
-    shared = make_case(device, form="shared", seed=3)
-    check_dense(shared, call(shared))
+@pytest.mark.parametrize("form", ["single", "shared"])
+@pytest.mark.parametrize("kv_layout", ["HND", "NHD"])
+def test_one_tensor_forms_pass_views(device, form, kv_layout, monkeypatch):
+    """The library receives pointers into the given cache (V = K for the shared form): no copy."""
+    seen = []
+    real_run = ctxattn._lib.run
+
+    def recording_run(args):
+        seen.append((args.k_cache, args.v_cache, list(args.k_strides), list(args.v_strides)))
+        return real_run(args)
+
+    monkeypatch.setattr(ctxattn._lib, "run", recording_run)
+    case = make_case(device, form=form, kv_layout=kv_layout, seed=3)
+    check_dense(case, call(case))
+    kv = case.kv_cache
+    k_ptr, v_ptr, k_strides, v_strides = seen[0]
+    assert k_ptr == kv.data_ptr()
+    assert v_ptr == (kv[:, 1].data_ptr() if form == "single" else k_ptr)
+    assert k_strides == v_strides == [kv.stride(0), kv.stride(2), kv.stride(3)]
 
 
 @pytest.mark.parametrize("device", DEVICES)
