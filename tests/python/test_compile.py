@@ -183,3 +183,18 @@ def test_cuda_graph_replay_with_new_metadata_and_scales(enable_pdl):
     o_ref, lse_ref = reference(second)
     torch.testing.assert_close(out.cpu().double(), o_ref, rtol=TOL_16BIT[0], atol=TOL_16BIT[1])
     torch.testing.assert_close(lse.cpu().double(), lse_ref, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_compile_reduce_overhead_cuda_graphs():
+    """Inductor's CUDA-graph mode records the call once and replays it on later calls."""
+    if not ctxattn.has_cuda():
+        pytest.skip("this libctxattn was built without CUDA")
+    torch._dynamo.reset()
+    case = small_case("cuda", tensor_scales=True, seed=7)
+    compiled = torch.compile(attention_only, mode="reduce-overhead", fullgraph=True)
+    o_ref, lse_ref = reference(case)
+    for _ in range(3):
+        out, lse = compiled(*case_inputs(case))
+        torch.testing.assert_close(out.cpu().double(), o_ref, rtol=TOL_16BIT[0], atol=TOL_16BIT[1])
+        torch.testing.assert_close(lse.cpu().double(), lse_ref, rtol=1e-3, atol=1e-3)
