@@ -19,6 +19,9 @@ namespace cpu {
 constexpr int kTileKeys = 64;
 // Head dims are padded to a multiple of one 16-lane vector.
 constexpr int kDimAlign = 16;
+// Q K^T computes key columns in groups of this many: a tile whose last keys no row may attend to
+// (the causal diagonal) skips the groups past its last live key.
+constexpr int kKeyAlign = 16;
 // Largest head dim the CPU path packs (the validated maximum).
 constexpr int kMaxPackedDim = 512;
 
@@ -37,16 +40,17 @@ struct SoftmaxStep {
 
 struct Kernels {
   const char* isa;
-  // S[r][j] = sum_c Q[r][c] * Kt[c][j] for r < rows, j < kTileKeys.
-  void (*qk_f32)(const float* q, int64_t ldq, int rows, const float* kt, int dp, float* s);
+  // S[r][j] = sum_c Q[r][c] * Kt[c][j] for r < rows and j < round_up(keys, kKeyAlign); the other
+  // columns of S are left as they were (the softmax masks them).
+  void (*qk_f32)(const float* q, int64_t ldq, int rows, const float* kt, int dp, int keys, float* s);
   // In place: S (raw dot products) becomes P = exp2(S * scale_log2 - m_new); updates m, l, alpha.
   void (*softmax)(float* s, const SoftmaxStep& step);
-  // O[r][c] = alpha[r] * O[r][c] + sum_j P[r][j] * V[j][c].
-  void (*pv_f32)(const float* p, int rows, const float* v, int dp, const float* alpha, float* o);
+  // O[r][c] = alpha[r] * O[r][c] + sum_{j < keys} P[r][j] * V[j][c].
+  void (*pv_f32)(const float* p, int rows, int keys, const float* v, int dp, const float* alpha, float* o);
   // n fp16 values (n a multiple of 8) to fp32; F16C where the instruction set has it.
   void (*f16_to_f32)(const uint16_t* src, int n, float* dst);
   // Q K^T on bf16 pairs (null where the CPU lacks avx512_bf16).
-  void (*qk_bf16)(const uint32_t* q, int64_t ldq, int rows, const uint32_t* kt, int dp, float* s);
+  void (*qk_bf16)(const uint32_t* q, int64_t ldq, int rows, const uint32_t* kt, int dp, int keys, float* s);
 };
 
 // The best table for this CPU. The environment variable CTXATTN_CPU_ISA ("avx512", "avx2" or

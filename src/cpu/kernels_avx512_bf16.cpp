@@ -24,6 +24,7 @@ namespace cpu {
 namespace {
 
 constexpr int kLanes = 16;
+static_assert(kKeyAlign == kLanes, "key groups are whole vectors");
 constexpr int kRowBlock = 6;
 constexpr int kVectors = 4;
 
@@ -40,35 +41,44 @@ inline void with_count(int n, F&& f) {
 
 inline __m512bh as_bh(__m512i x) { return (__m512bh)x; }
 
-template <int MR>
-inline void qk_block(const uint32_t* q, int64_t ldq, const uint32_t* kt, int pairs, float* s) {
-  __m512 acc[MR][kVectors];
+template <int MR, int NV>
+inline void qk_block(const uint32_t* q, int64_t ldq, const uint32_t* kt, int pairs, int col, float* s) {
+  __m512 acc[MR][NV];
   for (int r = 0; r < MR; ++r) {
-    for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_setzero_ps();
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
   }
   for (int c = 0; c < pairs; ++c) {
-    __m512bh k[kVectors];
-    for (int v = 0; v < kVectors; ++v) {
-      k[v] = as_bh(_mm512_loadu_si512(kt + static_cast<int64_t>(c) * kTileKeys + v * kLanes));
+    __m512bh k[NV];
+    for (int v = 0; v < NV; ++v) {
+      k[v] = as_bh(_mm512_loadu_si512(kt + static_cast<int64_t>(c) * kTileKeys + col + v * kLanes));
     }
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const __m512bh qv = as_bh(_mm512_set1_epi32(static_cast<int>(q[r * ldq + c])));
-      for (int v = 0; v < kVectors; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], qv, k[v]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], qv, k[v]);
     }
   }
   for (int r = 0; r < MR; ++r) {
-    for (int v = 0; v < kVectors; ++v) _mm512_storeu_ps(s + r * kTileKeys + v * kLanes, acc[r][v]);
+    for (int v = 0; v < NV; ++v) _mm512_storeu_ps(s + r * kTileKeys + col + v * kLanes, acc[r][v]);
   }
 }
 
-void qk_bf16(const uint32_t* q, int64_t ldq, int rows, const uint32_t* kt, int dp, float* s) {
-  const int pairs = dp / 2;
+template <int NV>
+void qk_rows(const uint32_t* q, int64_t ldq, int rows, const uint32_t* kt, int pairs, int col, float* s) {
   int r = 0;
-  for (; r + kRowBlock <= rows; r += kRowBlock) qk_block<kRowBlock>(q + r * ldq, ldq, kt, pairs, s + r * kTileKeys);
+  for (; r + kRowBlock <= rows; r += kRowBlock) qk_block<kRowBlock, NV>(q + r * ldq, ldq, kt, pairs, col, s + r * kTileKeys);
   with_count<kRowBlock - 1>(rows - r, [&](auto m) {
-    qk_block<decltype(m)::value>(q + r * ldq, ldq, kt, pairs, s + r * kTileKeys);
+    qk_block<decltype(m)::value, NV>(q + r * ldq, ldq, kt, pairs, col, s + r * kTileKeys);
   });
+}
+
+void qk_bf16(const uint32_t* q, int64_t ldq, int rows, const uint32_t* kt, int dp, int keys, float* s) {
+  const int vectors = (keys + kLanes - 1) / kLanes;
+  if (vectors == kVectors) {
+    qk_rows<kVectors>(q, ldq, rows, kt, dp / 2, 0, s);
+  } else {
+    with_count<kVectors - 1>(vectors, [&](auto n) { qk_rows<decltype(n)::value>(q, ldq, rows, kt, dp / 2, 0, s); });
+  }
 }
 
 }  // namespace

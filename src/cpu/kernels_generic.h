@@ -119,15 +119,22 @@ inline void qk_block(const float* q, int64_t ldq, const float* kt, int dp, int c
 }
 
 template <int MR, int NV>
-void qk_f32(const float* q, int64_t ldq, int rows, const float* kt, int dp, float* s) {
-  static_assert(kTileVectors % NV == 0, "key vectors must tile the KV tile");
-  for (int col = 0; col < kTileKeys; col += NV * kLanes) {
-    int r = 0;
-    for (; r + MR <= rows; r += MR) qk_block<MR, NV>(q + r * ldq, ldq, kt, dp, col, s + r * kTileKeys);
-    with_count<MR - 1>(rows - r, [&](auto m) {
-      qk_block<decltype(m)::value, NV>(q + r * ldq, ldq, kt, dp, col, s + r * kTileKeys);
-    });
-  }
+void qk_rows(const float* q, int64_t ldq, int rows, const float* kt, int dp, int col, float* s) {
+  int r = 0;
+  for (; r + MR <= rows; r += MR) qk_block<MR, NV>(q + r * ldq, ldq, kt, dp, col, s + r * kTileKeys);
+  with_count<MR - 1>(rows - r, [&](auto m) {
+    qk_block<decltype(m)::value, NV>(q + r * ldq, ldq, kt, dp, col, s + r * kTileKeys);
+  });
+}
+
+template <int MR, int NV>
+void qk_f32(const float* q, int64_t ldq, int rows, const float* kt, int dp, int keys, float* s) {
+  const int cols = (keys + kKeyAlign - 1) / kKeyAlign * kKeyAlign;
+  int col = 0;
+  for (; col + NV * kLanes <= cols; col += NV * kLanes) qk_rows<MR, NV>(q, ldq, rows, kt, dp, col, s);
+  with_count<NV - 1>((cols - col) / kLanes, [&](auto n) {
+    qk_rows<MR, decltype(n)::value>(q, ldq, rows, kt, dp, col, s);
+  });
 }
 
 // ---- online softmax, one row at a time ----
@@ -176,12 +183,12 @@ void softmax(float* s, const SoftmaxStep& step) {
 
 // ---- O = alpha * O + P V: MR rows x NV vectors of head dim, accumulated over the tile's keys ----
 template <int MR, int NV>
-inline void pv_block(const float* p, const float* v, int dp, int col, const float* alpha, float* o) {
+inline void pv_block(const float* p, int keys, const float* v, int dp, int col, const float* alpha, float* o) {
   f32xN acc[MR][NV];
   for (int r = 0; r < MR; ++r) {
     for (int w = 0; w < NV; ++w) acc[r][w] = load(o + static_cast<int64_t>(r) * dp + col + w * kLanes) * alpha[r];
   }
-  for (int j = 0; j < kTileKeys; ++j) {
+  for (int j = 0; j < keys; ++j) {
     f32xN vv[NV];
 #pragma GCC unroll 4
     for (int w = 0; w < NV; ++w) vv[w] = load(v + static_cast<int64_t>(j) * dp + col + w * kLanes);
@@ -198,22 +205,22 @@ inline void pv_block(const float* p, const float* v, int dp, int col, const floa
 }
 
 template <int MR, int NV>
-void pv_rows(const float* p, int rows, const float* v, int dp, int col, const float* alpha, float* o) {
+void pv_rows(const float* p, int rows, int keys, const float* v, int dp, int col, const float* alpha, float* o) {
   int r = 0;
   for (; r + MR <= rows; r += MR) {
-    pv_block<MR, NV>(p + r * kTileKeys, v, dp, col, alpha + r, o + static_cast<int64_t>(r) * dp);
+    pv_block<MR, NV>(p + r * kTileKeys, keys, v, dp, col, alpha + r, o + static_cast<int64_t>(r) * dp);
   }
   with_count<MR - 1>(rows - r, [&](auto m) {
-    pv_block<decltype(m)::value, NV>(p + r * kTileKeys, v, dp, col, alpha + r, o + static_cast<int64_t>(r) * dp);
+    pv_block<decltype(m)::value, NV>(p + r * kTileKeys, keys, v, dp, col, alpha + r, o + static_cast<int64_t>(r) * dp);
   });
 }
 
 template <int MR, int NV>
-void pv_f32(const float* p, int rows, const float* v, int dp, const float* alpha, float* o) {
+void pv_f32(const float* p, int rows, int keys, const float* v, int dp, const float* alpha, float* o) {
   int col = 0;
-  for (; col + NV * kLanes <= dp; col += NV * kLanes) pv_rows<MR, NV>(p, rows, v, dp, col, alpha, o);
+  for (; col + NV * kLanes <= dp; col += NV * kLanes) pv_rows<MR, NV>(p, rows, keys, v, dp, col, alpha, o);
   with_count<NV - 1>((dp - col) / kLanes, [&](auto n) {
-    pv_rows<MR, decltype(n)::value>(p, rows, v, dp, col, alpha, o);
+    pv_rows<MR, decltype(n)::value>(p, rows, keys, v, dp, col, alpha, o);
   });
 }
 

@@ -110,9 +110,9 @@ struct Job {
   float out_scale;
 };
 
-void load_tile(const Job& job, const WorkItem& w, const cpu::Request& req, int64_t first_key, Scratch& sc) {
+// Gathers the K and V tile of keys [first_key, first_key + live); `live` never passes Lk.
+void load_tile(const Job& job, const WorkItem& w, int64_t first_key, int keys, Scratch& sc) {
   const Params& p = job.p;
-  const int keys = static_cast<int>(std::min<int64_t>(kTileKeys, req.kv_len - first_key));
   for (int j = 0; j < keys; ++j) {
     sc.k_offsets[j] = cpu::k_offset(p, w.b, first_key + j, w.g);
     sc.v_offsets[j] = cpu::v_offset(p, w.b, first_key + j, w.g);
@@ -159,11 +159,13 @@ void run_item(const Job& job, const WorkItem& w, Scratch& sc) {
   const int64_t band_lo_min = sc.key_lo[0], band_lo_max = sc.key_lo[rows - 1];
   const int64_t band_hi_min = sc.key_hi[0], band_hi_max = sc.key_hi[rows - 1];
   for (int64_t j0 = band_lo_min / kTileKeys * kTileKeys; j0 <= band_hi_max; j0 += kTileKeys) {
-    load_tile(job, w, req, j0, sc);
+    // Keys past the block's last allowed key (on the causal diagonal) are skipped by both products.
+    const int live = static_cast<int>(std::min<int64_t>(kTileKeys, band_hi_max - j0 + 1));
+    load_tile(job, w, j0, live, sc);
     if (job.mode.qk_bf16) {
-      k.qk_bf16(sc.q_bf16.data(), dp / 2, rows, sc.kt_bf16.data(), dp, sc.s.data());
+      k.qk_bf16(sc.q_bf16.data(), dp / 2, rows, sc.kt_bf16.data(), dp, live, sc.s.data());
     } else {
-      k.qk_f32(sc.q_f32.data(), dp, rows, sc.kt_f32.data(), dp, sc.s.data());
+      k.qk_f32(sc.q_f32.data(), dp, rows, sc.kt_f32.data(), dp, live, sc.s.data());
     }
     cpu::SoftmaxStep step;
     step.rows = rows;
@@ -176,7 +178,7 @@ void run_item(const Job& job, const WorkItem& w, Scratch& sc) {
     step.row_sum = sc.row_sum.data();
     step.alpha = sc.alpha.data();
     k.softmax(sc.s.data(), step);
-    k.pv_f32(sc.s.data(), rows, sc.v_f32.data(), dp, sc.alpha.data(), sc.o.data());
+    k.pv_f32(sc.s.data(), rows, live, sc.v_f32.data(), dp, sc.alpha.data(), sc.o.data());
   }
 
   // A row with no allowed key and no sink has an empty softmax: O = 0, LSE = -inf.
