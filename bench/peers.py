@@ -4,7 +4,7 @@ import torch
 
 from bench.peer_base import Peer, Prepared
 
-# Scratch for ctxattn's scheduling metadata and split-KV partials: docs/python.md says 128 MiB
+# Scratch for ctxattn's scheduling metadata and split-KV partials: README.md (Python section) says 128 MiB
 # covers every call (a too-small workspace would be reported as the row's error).
 WORKSPACE_BYTES = {"cuda": 128 * 2**20, "cpu": 128 * 2**20}
 

@@ -311,7 +311,7 @@ def trtllm_batch_context_with_kv_cache(
     """Batched context (prefill) attention over a paged KV cache.
 
     CPU tensors run on ctxattn's CPU backend, CUDA tensors on its CUDA backend (on the current
-    stream, without host synchronisation). See docs/python.md for every argument; in short:
+    stream, without host synchronisation). See README.md (Python section) for every argument; in short:
 
     query            [num_tokens, num_qo_heads, head_dim], float16 / bfloat16 / float8_e4m3fn.
     kv_cache         (k, v) with each [P, Hkv, N, D] ("HND") or [P, N, Hkv, D] ("NHD"), or one
