@@ -8,14 +8,14 @@
 # gpu-out) receives one log per step. STEPS is a comma list of:
 #   gtest     the GPU gtests (tests/cpp/test_cuda_*.cpp: random sweep vs the CPU reference,
 #             determinism, PDL, graph replay, metadata check, lying metadata)
+#   bench     scripts/gpu_portable_bench.py (ctxattn vs torch FA2, BENCH.md workloads)
 #   sanitize  compute-sanitizer memcheck and racecheck on a reduced sweep
 #   python    the pytest suite (its GPU cases run on this backend)
-#   bench     scripts/gpu_portable_bench.py (ctxattn vs torch FA2, BENCH.md workloads)
-# default: gtest,sanitize,python,bench. Exit status: the number of failed steps.
+# default: all four. Each step has a time limit, so a hang costs minutes, not the machine. Exit status: the number of failed steps.
 set -u
 BUILD=${1:-build-cuda}
 OUT=${2:-gpu-out}
-STEPS=${3:-gtest,sanitize,python,bench}
+STEPS=${3:-gtest,bench,sanitize,python}
 mkdir -p "$OUT"
 failed=0
 step() { case ",$STEPS," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
@@ -28,18 +28,24 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "
 cat "$OUT/gpu.txt"
 
 if step gtest; then
-  "$BUILD/ctxattn_tests" --gtest_filter='CudaPortable*' > "$OUT/gtest.log" 2>&1
+  timeout 300 "$BUILD/ctxattn_tests" --gtest_filter='CudaPortable*' > "$OUT/gtest.log" 2>&1
   record gtest $?
   grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$OUT/gtest.log"
 fi
 
+if step bench; then
+  CTXATTN_LIBRARY="$BUILD/libctxattn.so" PYTHONPATH=python timeout 180 python3 scripts/gpu_portable_bench.py --out "$OUT" \
+    > "$OUT/bench.log" 2>&1
+  record bench $?
+  cat "$OUT/bench.log"
+fi
 if step sanitize; then
   tests='CudaPortable.RandomSweep*:CudaPortable.UglyShapes*:CudaPortable.LyingMetadata*:CudaPortable.MetadataCheck*'
-  CTXATTN_GPU_SWEEP=12:small compute-sanitizer --tool memcheck --error-exitcode 1 \
+  CTXATTN_GPU_SWEEP=12:small timeout 240 compute-sanitizer --tool memcheck --error-exitcode 1 \
     "$BUILD/ctxattn_tests" --gtest_filter="$tests" > "$OUT/memcheck.log" 2>&1
   record memcheck $?
   tail -3 "$OUT/memcheck.log"
-  CTXATTN_GPU_SWEEP=4:small compute-sanitizer --tool racecheck --error-exitcode 1 \
+  CTXATTN_GPU_SWEEP=4:small timeout 180 compute-sanitizer --tool racecheck --error-exitcode 1 \
     "$BUILD/ctxattn_tests" --gtest_filter='CudaPortable.RandomSweep*:CudaPortable.MetadataCheck*' \
     > "$OUT/racecheck.log" 2>&1
   record racecheck $?
@@ -53,10 +59,4 @@ if step python; then
   tail -5 "$OUT/pytest.log"
 fi
 
-if step bench; then
-  CTXATTN_LIBRARY="$BUILD/libctxattn.so" PYTHONPATH=python python3 scripts/gpu_portable_bench.py --out "$OUT" \
-    > "$OUT/bench.log" 2>&1
-  record bench $?
-  cat "$OUT/bench.log"
-fi
 exit "$failed"

@@ -18,11 +18,13 @@
 namespace ctxattn {
 namespace sm80 {
 
-// The thread's two accumulator rows: packed row, and whether it belongs to the request.
-struct RowPair {
-  int token[2];  // query row inside the request
-  int head[2];   // query head
-  bool valid[2];
+// The thread's accumulator rows (row r: atom r / 2, lane/4 + 8 * (r % 2)): query row inside the
+// request, query head, and whether the row belongs to the request.
+template <int kRows>
+struct ThreadRows {
+  int token[kRows];
+  int head[kRows];
+  bool valid[kRows];
 };
 
 // Staging layout of the encoded rows: `chunks` 16-byte chunks a row (a power of two), XOR
@@ -35,6 +37,7 @@ __device__ __forceinline__ uint32_t out_chunk(int row, int chunk, int chunks) {
 template <typename T, class Tr>
 struct Epilogue {
   static constexpr int kOBlocks = Tr::kHeadDim / 8;
+  static constexpr int kRows = Tr::kThreadRows;
 
   // Bits per output value and byte units of the output strides.
   __device__ static int value_bits(ctxattn_dtype_t kind) {
@@ -48,18 +51,20 @@ struct Epilogue {
     return stage + out_chunk(row, byte / 16, chunks) + (byte % 16);
   }
 
-  __device__ static void run(const Params& p, const CtaWork& w, float (&o)[kOBlocks][4], const float (&l)[2],
-                             const float (&lse)[2], const RowPair& rows, float bmm2, uint32_t stage, int warp,
-                             int lane, int tid) {
+  __device__ static void run(const Params& p, const CtaWork& w, float (&o)[Tr::kMAtoms][kOBlocks][4],
+                             const float (&l)[kRows], const float (&lse)[kRows], const ThreadRows<kRows>& rows,
+                             float bmm2, uint32_t stage, int warp, int lane, int tid) {
     const int quad = lane & 3;
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
+    for (int r = 0; r < kRows; ++r) {
+      const int at = r / 2;
+      const int e0 = 2 * (r % 2);
       // l == 0: no key and no sink, O = 0. A NaN l (a poisoned page) keeps the row NaN.
       const float factor = l[r] == 0.0f ? 0.0f : bmm2 / l[r];
 #pragma unroll
       for (int ob = 0; ob < kOBlocks; ++ob) {
-        o[ob][2 * r] *= factor;
-        o[ob][2 * r + 1] *= factor;
+        o[at][ob][e0] *= factor;
+        o[at][ob][e0 + 1] *= factor;
       }
       if (p.lse != nullptr && quad == 0 && rows.valid[r]) {
         p.lse[(w.q_start + rows.token[r]) * p.lse_stride_token + static_cast<int64_t>(rows.head[r]) * p.lse_stride_head] =
@@ -70,15 +75,16 @@ struct Epilogue {
     const ctxattn_dtype_t kind = p.out_dtype;
     const int bits = value_bits(kind);
     const int chunks = Tr::kHeadDim * bits / 8 / 16;
-    const int row_base = warp * 16 + (lane >> 2);
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int row = row_base + 8 * r;
+    for (int r = 0; r < kRows; ++r) {
+      const int at = r / 2;
+      const int e0 = 2 * (r % 2);
+      const int row = warp * Tr::kWarpRows + at * 16 + (lane >> 2) + 8 * (r % 2);
       if (kind == CTXATTN_DTYPE_NVFP4) {
 #pragma unroll
         for (int blk = 0; blk < Tr::kHeadDim / 16; ++blk) {
-          const float* a = &o[2 * blk][2 * r];
-          const float* b = &o[2 * blk + 1][2 * r];
+          const float* a = &o[at][2 * blk][e0];
+          const float* b = &o[at][2 * blk + 1][e0];
           float amax = fmaxf(fmaxf(fabsf(a[0]), fabsf(a[1])), fmaxf(fabsf(b[0]), fabsf(b[1])));
           amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
           amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
@@ -96,8 +102,8 @@ struct Epilogue {
 #pragma unroll
         for (int ob = 0; ob < kOBlocks; ++ob) {
           const int col = ob * 8 + 2 * quad;
-          const float x = o[ob][2 * r];
-          const float y = o[ob][2 * r + 1];
+          const float x = o[at][ob][e0];
+          const float y = o[at][ob][e0 + 1];
           const uint32_t addr = staged(stage, row, col, bits, chunks);
           if (kind == CTXATTN_DTYPE_FLOAT8_E4M3) {
             st_shared_16bit(addr, static_cast<uint16_t>(e4m3x2_bits(x, y)));

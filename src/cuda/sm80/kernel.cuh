@@ -32,6 +32,8 @@ constexpr float kLog2e = 1.4426950408889634f;
 template <typename T, class Tr>
 __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_kernel(const Params p) {
   extern __shared__ __align__(128) unsigned char smem[];
+  constexpr int kAtoms = Tr::kMAtoms;
+  constexpr int kRows = Tr::kThreadRows;
   constexpr int kSBlocks = Tr::kBlockN / 8;
   constexpr int kOBlocks = Tr::kHeadDim / 8;
 
@@ -52,45 +54,42 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_k
   auto k_dst = [&](int n) { return Tr::kKvFp8 ? raw_k : k_tile(n); };
   auto v_dst = [&](int n) { return Tr::kKvFp8 ? raw_v : v_tile(n); };
 
-  // The thread's two accumulator rows.
   const int group = p.group_size;
-  RowPair rows;
-  for (int r = 0; r < 2; ++r) {
-    const int packed = w.m0 + warp * 16 + (lane >> 2) + 8 * r;
-    rows.token[r] = packed / group;
-    rows.head[r] = w.kv_head * group + packed % group;
-    rows.valid[r] = packed < w.packed_rows;
-  }
-  const Mask<Tr::kBlockN> mask(p, w, group, Tr::kBlockM, rows.token);
+  // Query row (inside the request) and head of each accumulator row of this thread.
+  auto row_token = [&](int r) { return packed_row<Tr::kWarpRows>(w, warp, lane, r) / group; };
+  auto row_head = [&](int r) { return w.kv_head * group + packed_row<Tr::kWarpRows>(w, warp, lane, r) % group; };
+  const Mask<Tr::kBlockN, kAtoms> mask(p, w, group, Tr::kBlockM);
 
   const float bmm1 = p.bmm1_scale_ptr != nullptr ? *p.bmm1_scale_ptr : p.bmm1_scale;
   const float bmm2 = p.bmm2_scale_ptr != nullptr ? *p.bmm2_scale_ptr : p.bmm2_scale;
   const float scale_log2 = bmm1 * kLog2e;
-  float sink_log2[2] = {-CUDART_INF_F, -CUDART_INF_F};
-  if (p.sinks != nullptr) {
-    for (int r = 0; r < 2; ++r) sink_log2[r] = p.sinks[rows.head[r]] * kLog2e;
-  }
-  OnlineSoftmax<kSBlocks, kOBlocks> softmax(sink_log2);
-
-  float o[kOBlocks][4];
+  auto sink_logits = [&](float (&sink_log2)[kRows]) {
 #pragma unroll
-  for (int ob = 0; ob < kOBlocks; ++ob) o[ob][0] = o[ob][1] = o[ob][2] = o[ob][3] = 0.0f;
+    for (int r = 0; r < kRows; ++r) sink_log2[r] = p.sinks != nullptr ? p.sinks[row_head(r)] * kLog2e : -CUDART_INF_F;
+  };
+  float sink_log2[kRows];
+  sink_logits(sink_log2);
+  OnlineSoftmax<kAtoms, kSBlocks, kOBlocks> softmax(sink_log2);
+
+  float o[kAtoms][kOBlocks][4];
+#pragma unroll
+  for (int at = 0; at < kAtoms; ++at)
+#pragma unroll
+    for (int ob = 0; ob < kOBlocks; ++ob) o[at][ob][0] = o[at][ob][1] = o[at][ob][2] = o[at][ob][3] = 0.0f;
 
   const WarpMma<T, Tr> mma(warp, lane);
   KvGather<T, Tr> gather(p, w, tid);
-  uint32_t q_frag[Tr::kQInRegs ? Tr::kHeadDim / 16 : 1][4];
 
   load_q<T, Tr>(p, w, q_tile, tid);
   const int n_min = mask.n_min;
   int n = mask.n_max;
   if (n >= n_min) {
-    gather.fetch_pages(n);
-    gather.issue(n, k_dst(n), v_dst(n));
-    if (n - 1 >= n_min) gather.fetch_pages(n - 1);
+    gather.fetch_pages(p, n);
+    gather.issue(p, n, k_dst(n), v_dst(n));
+    if (n - 1 >= n_min) gather.fetch_pages(p, n - 1);
   }
   cp_async_wait_all();
   __syncthreads();
-  if constexpr (Tr::kQInRegs) mma.load_q(q_frag, q_tile);
 
   for (; n >= n_min; --n) {
     if (n != mask.n_max) {
@@ -101,26 +100,36 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_k
     // Tile n visible to all warps; every warp is done with the stage tile n-1 is issued into.
     __syncthreads();
     if (n - 1 >= n_min) {
-      gather.issue(n - 1, k_dst(n - 1), v_dst(n - 1));
-      if (n - 2 >= n_min) gather.fetch_pages(n - 2);
+      gather.issue(p, n - 1, k_dst(n - 1), v_dst(n - 1));
+      if (n - 2 >= n_min) gather.fetch_pages(p, n - 2);
     }
 
-    float s[kSBlocks][4];
-    if constexpr (Tr::kQInRegs) {
-      mma.qk(s, q_frag, k_tile(n));
-    } else {
-      mma.qk_from_smem(s, q_tile, k_tile(n));
-    }
+    float s[kAtoms][kSBlocks][4];
+    mma.qk(s, q_tile, k_tile(n));
     softmax.scale(s, scale_log2);
-    if (mask.needs_mask(n)) mask.apply(s, n, lane);
+    if (mask.needs_mask(n)) {
+      int tokens[kRows];
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) tokens[r] = row_token(r);
+      mask.apply(s, n, lane, tokens);
+    }
     softmax.update(s, o);
     mma.pv(o, s, v_tile(n));
   }
 
   pdl_allow_dependents();
-  float l[2];
-  float lse[2];
-  softmax.finish(l, lse);
+  float l[kRows];
+  float lse[kRows];
+  sink_logits(sink_log2);
+  softmax.finish(sink_log2, l, lse);
+  ThreadRows<kRows> rows;
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const int packed = packed_row<Tr::kWarpRows>(w, warp, lane, r);
+    rows.token[r] = packed / group;
+    rows.head[r] = w.kv_head * group + packed % group;
+    rows.valid[r] = packed < w.packed_rows;
+  }
   __syncthreads();  // every warp is done with the Q tile, which now stages the output
   Epilogue<T, Tr>::run(p, w, o, l, lse, rows, bmm2, q_tile, warp, lane, tid);
 }

@@ -4,7 +4,7 @@
 // A 16-byte chunk never crosses a token, so each chunk has one source address: page id from the
 // block table, slot = token % page_size, both folded with the (arbitrary) strides. A tile may
 // span many pages (page_size < kBlockN) or lie inside one (page_size >= kBlockN). Each thread
-// always loads the same column of kKvChunksPerThread rows.
+// always loads the same kKvCols columns of kKvRows rows (traits.cuh).
 //
 // Safety: tokens at or past kv_len are never read (zeros are stored instead, so masked keys
 // contribute exactly 0 * 0); page ids outside [0, num_pages), or table columns past
@@ -67,77 +67,76 @@ __device__ __forceinline__ void load_q(const Params& p, const CtaWork& w, uint32
 
 template <typename T, class Tr>
 struct KvGather {
-  static constexpr int kRows = Tr::kKvChunksPerThread;
+  static constexpr int kRows = Tr::kKvRows;
+  static constexpr int kCols = Tr::kKvCols;
   // Page id marker of a token at or past kv_len (never a valid id, never read).
   static constexpr int32_t kPastEnd = INT32_MIN;
 
-  const char* k_head;  // K of this KV head in page 0, plus this thread's column (bytes)
+  // Strides and sizes are read from the kernel parameters at each use (constant memory), so the
+  // gather keeps only what differs per thread in registers.
+  const char* k_head;    // K of this KV head in page 0, plus this thread's first column (bytes)
   const char* v_head;
-  int64_t k_page_bytes, v_page_bytes;
-  int64_t k_token_bytes, v_token_bytes;
   const int32_t* table;  // the request's block-table row
-  int64_t num_pages;
-  int max_pages;  // columns of the block table
-  int log2_page;
   int kv_len;
-  int col;   // chunk column this thread loads
+  int col0;  // first chunk column this thread loads; the others follow every kKvThreadsPerRow
   int row0;  // first tile row this thread loads; the others follow every kKvRowsPerPass rows
   int32_t page[kRows];  // page ids of the next tile to issue
 
   __device__ KvGather(const Params& p, const CtaWork& w, int tid) {
-    col = tid % Tr::kKvRowChunks;
-    row0 = tid / Tr::kKvRowChunks;
-    k_page_bytes = p.k_stride_page * Tr::kKvBytes;
-    v_page_bytes = p.v_stride_page * Tr::kKvBytes;
-    k_token_bytes = p.k_stride_token * Tr::kKvBytes;
-    v_token_bytes = p.v_stride_token * Tr::kKvBytes;
-    k_head = static_cast<const char*>(p.k) + w.kv_head * p.k_stride_head * Tr::kKvBytes + col * 16;
-    v_head = static_cast<const char*>(p.v) + w.kv_head * p.v_stride_head * Tr::kKvBytes + col * 16;
+    col0 = tid % Tr::kKvThreadsPerRow;
+    row0 = tid / Tr::kKvThreadsPerRow;
+    k_head = static_cast<const char*>(p.k) + w.kv_head * p.k_stride_head * Tr::kKvBytes + col0 * 16;
+    v_head = static_cast<const char*>(p.v) + w.kv_head * p.v_stride_head * Tr::kKvBytes + col0 * 16;
     table = p.block_tables + static_cast<int64_t>(w.batch) * p.block_tables_stride;
-    num_pages = p.num_pages;
-    max_pages = p.max_pages_per_seq;
-    log2_page = p.log2_page_size;
     kv_len = w.kv_len;
   }
 
+  __device__ __forceinline__ int row(int k) const { return row0 + k * Tr::kKvRowsPerPass; }
+  __device__ __forceinline__ int col(int c) const { return col0 + c * Tr::kKvThreadsPerRow; }
+
   // Starts reading the page ids of tile n; the values are first used by issue(), an iteration
   // later, so the table read overlaps the MMAs in between.
-  __device__ __forceinline__ void fetch_pages(int n) {
+  __device__ __forceinline__ void fetch_pages(const Params& p, int n) {
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
-      const int token = n * Tr::kBlockN + row0 + k * Tr::kKvRowsPerPass;
-      const int column = token >> log2_page;
+      const int token = n * Tr::kBlockN + row(k);
+      const int column = token >> p.log2_page_size;
       int32_t id = kPastEnd;
-      if (token < kv_len) id = column < max_pages ? __ldg(table + column) : -1;
+      if (token < kv_len) id = column < p.max_pages_per_seq ? __ldg(table + column) : -1;
       page[k] = id;
     }
   }
 
-  // Destination of this thread's k-th chunk: the raw fp8 tile is unswizzled (only its writer
-  // reads it back), 16-bit tiles are swizzled for ldmatrix.
-  __device__ __forceinline__ uint32_t dst_offset(int k) const {
-    const int row = row0 + k * Tr::kKvRowsPerPass;
-    if constexpr (Tr::kKvFp8) return (row * Tr::kKvRowChunks + col) * 16;
-    return swizzled_chunk(row, col, Tr::kRowChunks);
+  // Destination of chunk (row k, column c) of this thread: the raw fp8 tile is unswizzled (only
+  // its writer reads it back), 16-bit tiles are swizzled for ldmatrix.
+  __device__ __forceinline__ uint32_t dst_offset(int k, int c) const {
+    if constexpr (Tr::kKvFp8) return (row(k) * Tr::kKvRowChunks + col(c)) * 16;
+    return swizzled_chunk(row(k), col(c), Tr::kRowChunks);
   }
 
   // Issues tile n (page ids from fetch_pages(n)) into the K/V tiles at k_dst / v_dst.
-  __device__ __forceinline__ void issue(int n, uint32_t k_dst, uint32_t v_dst) const {
+  __device__ __forceinline__ void issue(const Params& p, int n, uint32_t k_dst, uint32_t v_dst) const {
     const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
     const uint4 nan = make_uint4(~0u, ~0u, ~0u, ~0u);  // NaN in fp16, bf16 and e4m3 alike
-    const int page_mask = (1 << log2_page) - 1;
 #pragma unroll
     for (int k = 0; k < kRows; ++k) {
-      const int token = n * Tr::kBlockN + row0 + k * Tr::kKvRowsPerPass;
-      const uint32_t off = dst_offset(k);
+      const int token = n * Tr::kBlockN + row(k);
       const int32_t id = page[k];
-      if (id >= 0 && id < num_pages) {
-        const int64_t slot = token & page_mask;
-        cp_async_16(k_dst + off, k_head + id * k_page_bytes + slot * k_token_bytes);
-        cp_async_16(v_dst + off, v_head + id * v_page_bytes + slot * v_token_bytes);
+      if (id >= 0 && id < p.num_pages) {
+        const int64_t slot = token & (p.page_size - 1);
+        const char* k_src = k_head + (id * p.k_stride_page + slot * p.k_stride_token) * Tr::kKvBytes;
+        const char* v_src = v_head + (id * p.v_stride_page + slot * p.v_stride_token) * Tr::kKvBytes;
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) {
+          cp_async_16(k_dst + dst_offset(k, c), k_src + c * Tr::kKvThreadsPerRow * 16);
+          cp_async_16(v_dst + dst_offset(k, c), v_src + c * Tr::kKvThreadsPerRow * 16);
+        }
       } else {
-        st_shared_16(k_dst + off, id == kPastEnd ? zero : nan);
-        st_shared_16(v_dst + off, zero);
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) {
+          st_shared_16(k_dst + dst_offset(k, c), id == kPastEnd ? zero : nan);
+          st_shared_16(v_dst + dst_offset(k, c), zero);
+        }
       }
     }
   }
@@ -148,17 +147,19 @@ struct KvGather {
     if constexpr (Tr::kKvFp8) {
 #pragma unroll
       for (int k = 0; k < kRows; ++k) {
-        const int row = row0 + k * Tr::kKvRowsPerPass;
-        const uint32_t src = dst_offset(k);
-        const uint32_t lo_off = swizzled_chunk(row, 2 * col, Tr::kRowChunks);
-        const uint32_t hi_off = swizzled_chunk(row, 2 * col + 1, Tr::kRowChunks);
-        uint4 lo, hi;
-        e4m3x16_to<T>(ld_shared_16(raw_k + src), lo, hi);
-        st_shared_16(k_dst + lo_off, lo);
-        st_shared_16(k_dst + hi_off, hi);
-        e4m3x16_to<T>(ld_shared_16(raw_v + src), lo, hi);
-        st_shared_16(v_dst + lo_off, lo);
-        st_shared_16(v_dst + hi_off, hi);
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) {
+          const uint32_t src = dst_offset(k, c);
+          const uint32_t lo_off = swizzled_chunk(row(k), 2 * col(c), Tr::kRowChunks);
+          const uint32_t hi_off = swizzled_chunk(row(k), 2 * col(c) + 1, Tr::kRowChunks);
+          uint4 lo, hi;
+          e4m3x16_to<T>(ld_shared_16(raw_k + src), lo, hi);
+          st_shared_16(k_dst + lo_off, lo);
+          st_shared_16(k_dst + hi_off, hi);
+          e4m3x16_to<T>(ld_shared_16(raw_v + src), lo, hi);
+          st_shared_16(v_dst + lo_off, lo);
+          st_shared_16(v_dst + hi_off, hi);
+        }
       }
     }
   }

@@ -2,7 +2,7 @@
 // p = kv_len - q_len + i and earlier), an optional sliding window [p - window_left, p], or no
 // mask at all, plus the end of the keys. It answers three questions: which key tiles the CTA
 // visits, whether a tile needs masking (only tiles that cross a row's band do), and the masking
-// itself for the two rows a thread holds.
+// itself for the rows a thread holds.
 #pragma once
 
 #include <math_constants.h>
@@ -13,15 +13,15 @@
 namespace ctxattn {
 namespace sm80 {
 
-template <int kBlockN>
+template <int kBlockN, int kAtoms>
 struct Mask {
+  static constexpr int kRows = 2 * kAtoms;
   int kv_len;
   int diag;     // kv_len - q_len: key index of query row 0's diagonal
   int window;   // < 0: none (always < 0 when not causal)
   bool causal;
   int hi_first, lo_last;  // band ends of the CTA's first and last valid query rows
   int n_min, n_max;       // key tiles visited, n_max first
-  int row_lo[2], row_hi[2];
 
   // Allowed keys of query row i: [lo(i), hi(i)].
   __device__ int hi(int i) const {
@@ -35,8 +35,7 @@ struct Mask {
     return p > window ? p - window : 0;  // written so that p - window cannot overflow
   }
 
-  // rows[r]: query row of the thread's r-th accumulator row (any value for padding rows).
-  __device__ Mask(const Params& p, const CtaWork& w, int group_size, int block_m, const int (&rows)[2]) {
+  __device__ Mask(const Params& p, const CtaWork& w, int group_size, int block_m) {
     kv_len = w.kv_len;
     diag = w.kv_len - w.q_len;
     causal = p.causal;
@@ -49,10 +48,6 @@ struct Mask {
     const int key_end = hi(last);
     n_max = key_end >= 0 ? key_end / kBlockN : -1;
     n_min = lo(first) / kBlockN;
-    for (int r = 0; r < 2; ++r) {
-      row_lo[r] = lo(rows[r]);
-      row_hi[r] = hi(rows[r]);
-    }
   }
 
   // A tile needs no mask when it lies inside the band of every row of the CTA.
@@ -61,17 +56,27 @@ struct Mask {
     return !(k0 + kBlockN - 1 <= hi_first && k0 >= lo_last);
   }
 
-  // s: the thread's scores of tile n, layout of the m16n8 accumulators (see ptx.cuh).
+  // s: the thread's scores of tile n, layout of the m16n8 accumulators (see ptx.cuh);
+  // rows[r]: query row of accumulator row r (any value for padding rows).
   template <int kBlocks>
-  __device__ void apply(float (&s)[kBlocks][4], int n, int lane) const {
+  __device__ void apply(float (&s)[kAtoms][kBlocks][4], int n, int lane, const int (&rows)[kRows]) const {
+    int row_lo[kRows], row_hi[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      row_lo[r] = lo(rows[r]);
+      row_hi[r] = hi(rows[r]);
+    }
     const int k0 = n * kBlockN + 2 * (lane & 3);
 #pragma unroll
-    for (int nb = 0; nb < kBlocks; ++nb) {
+    for (int at = 0; at < kAtoms; ++at) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int j = k0 + nb * 8 + (e & 1);
-        const int r = e >> 1;
-        if (j < row_lo[r] || j > row_hi[r]) s[nb][e] = -CUDART_INF_F;
+      for (int nb = 0; nb < kBlocks; ++nb) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int j = k0 + nb * 8 + (e & 1);
+          const int r = 2 * at + (e >> 1);
+          if (j < row_lo[r] || j > row_hi[r]) s[at][nb][e] = -CUDART_INF_F;
+        }
       }
     }
   }

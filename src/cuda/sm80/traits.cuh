@@ -3,7 +3,7 @@
 //
 // Rows of a tile are "packed" rows: the G query heads that share one KV head are interleaved
 // with the query tokens (packed row = token * G + head-in-group), so one CTA reuses each K/V tile
-// for all G heads (GQA packing). Each warp owns 16 packed rows.
+// for all G heads (GQA packing). Each warp owns kWarpRows consecutive packed rows.
 #pragma once
 
 #include <stdint.h>
@@ -20,34 +20,41 @@ struct Traits {
   // K/V are stored as float8_e4m3fn in the cache and widened in shared memory.
   static constexpr bool kKvFp8 = kKvFp8_;
 
-  // 128 packed rows x 64 keys for D <= 128 (the shape of the reference FA2 kernels on sm80: 8
-  // warps of 16 rows keep the accumulator at 64 floats a thread for D = 128). D = 256 halves both
-  // so the accumulator (128 floats) and shared memory still fit (see kSmemBytes).
+  // 128 packed rows with 4 warps of 32 rows for D <= 128: each warp runs two m16 atoms off
+  // every K/V fragment it loads, which halves shared-memory traffic per MMA against 16-row
+  // warps. Keys per tile: 64 at D = 64; 32 at D = 128, where O (128 floats a thread) plus a
+  // 64-key S (64 floats) spills, and 32 keys keep the kernel at <= 255 registers so two CTAs
+  // share an SM (their barriers are independent, so one CTA's softmax overlaps the other's
+  // MMAs). D = 256 keeps one atom (O alone is 128 floats) and a 64 x 32 tile.
+  static constexpr int kMAtoms = kHeadDim <= 128 ? 2 : 1;
   static constexpr int kBlockM = kHeadDim <= 128 ? 128 : 64;
-  static constexpr int kBlockN = kHeadDim <= 128 ? 64 : 32;
-  static constexpr int kWarps = kBlockM / 16;
+  static constexpr int kBlockN = kHeadDim <= 64 ? 64 : 32;
+  static constexpr int kWarpRows = 16 * kMAtoms;
+  static constexpr int kWarps = kBlockM / kWarpRows;
   static constexpr int kThreads = kWarps * 32;
-  // One CTA of 4-8 warps per SM: asking for two caps registers at 128 and spills at D = 64.
-  static constexpr int kMinBlocksPerSm = 1;
-
-  // Q fragments live in registers for the whole CTA when they fit (D/16 x 4 registers); at
-  // D = 256 that would be 64 registers on top of a 128-float accumulator, so Q stays in shared
-  // memory and is re-read with ldmatrix for every K tile.
-  static constexpr bool kQInRegs = kHeadDim <= 128;
+  // Rows of the accumulators a thread holds (lane/4 and lane/4 + 8 of every atom).
+  static constexpr int kThreadRows = 2 * kMAtoms;
+  // Two CTAs of 4 warps a SM (registers capped at 255); shared memory allows it on sm90.
+  static constexpr int kMinBlocksPerSm = kHeadDim <= 128 ? 2 : 1;
 
   // 16-bit tiles: rows of D elements in 16-byte chunks, XOR-swizzled by (row % 8) so that the
   // eight rows an ldmatrix phase reads fall in eight different bank groups.
   static constexpr int kRowChunks = kHeadDim * 2 / 16;
   static_assert(kRowChunks >= 8, "the swizzle needs at least 8 chunks a row");
 
-  // KV as it sits in memory: 16-byte chunks of 8 (16-bit) or 16 (fp8) elements.
+  // KV as it sits in memory: 16-byte chunks of 8 (16-bit) or 16 (fp8) elements. A thread loads
+  // kKvCols chunks of each of kKvRows rows: few rows, so few page ids held in registers; its
+  // chunks of a row are kKvThreadsPerRow apart, so each warp-wide copy reads whole sectors.
   static constexpr int kKvBytes = kKvFp8 ? 1 : 2;
   static constexpr int kKvElemsPerChunk = 16 / kKvBytes;
   static constexpr int kKvRowChunks = kHeadDim / kKvElemsPerChunk;
-  static_assert(kThreads % kKvRowChunks == 0, "a thread must load the same column in every row it loads");
-  static constexpr int kKvRowsPerPass = kThreads / kKvRowChunks;
-  static constexpr int kKvChunksPerThread = kBlockN / kKvRowsPerPass;
-  static_assert(kBlockN % kKvRowsPerPass == 0, "every thread loads the same number of chunks");
+  static constexpr int kKvChunksPerThread = kBlockN * kKvRowChunks / kThreads;
+  static constexpr int kKvCols = kKvChunksPerThread < 4 ? kKvChunksPerThread : 4;
+  static constexpr int kKvThreadsPerRow = kKvRowChunks / kKvCols;
+  static constexpr int kKvRowsPerPass = kThreads / kKvThreadsPerRow;
+  static constexpr int kKvRows = kBlockN / kKvRowsPerPass;
+  static_assert(kKvRowChunks % kKvCols == 0 && kThreads % kKvThreadsPerRow == 0, "whole rows per pass");
+  static_assert(kKvRows * kKvCols == kKvChunksPerThread, "every chunk of a tile is loaded once");
 
   // 16-bit KV: two stages, the next tile lands while this one is used (one barrier an iteration).
   // fp8 KV: the raw bytes are the in-flight stage, widened into a single 16-bit tile.

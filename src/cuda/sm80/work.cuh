@@ -49,5 +49,13 @@ struct CtaWork {
   __device__ bool empty() const { return m0 >= packed_rows; }
 };
 
+// Packed row of accumulator row r of a thread (row r: m16 atom r / 2, lane/4 + 8 * (r % 2)).
+// Query row = packed / G, query head = kv_head * G + packed % G. Recomputed where needed rather
+// than kept in registers through the main loop.
+template <int kWarpRows>
+__device__ __forceinline__ int packed_row(const CtaWork& w, int warp, int lane, int r) {
+  return w.m0 + warp * kWarpRows + (r / 2) * 16 + (lane >> 2) + 8 * (r % 2);
+}
+
 }  // namespace sm80
 }  // namespace ctxattn
