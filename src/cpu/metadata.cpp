@@ -41,10 +41,10 @@ Status check_request(const Params& p, int32_t b) {
     return lying("block_tables: request ", b, " needs ", pages, " pages for seq_lens = ", kv_len,
                  "; expected at most max_pages_per_seq = ", p.max_pages_per_seq);
   }
-  const int32_t* row = p.block_tables + static_cast<int64_t>(b) * p.block_tables_stride;
   for (int64_t j = 0; j < pages; ++j) {
-    if (row[j] < 0 || row[j] >= p.num_pages) {
-      return lying("block_tables: request ", b, " has block_tables[", b, "][", j, "] = ", row[j],
+    const int32_t page = p.block_tables[static_cast<int64_t>(b) * p.block_tables_stride + j];
+    if (page < 0 || page >= p.num_pages) {
+      return lying("block_tables: request ", b, " has block_tables[", b, "][", j, "] = ", page,
                    "; expected a page id in [0, num_pages = ", p.num_pages, ")");
     }
   }
