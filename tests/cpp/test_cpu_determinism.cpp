@@ -1,6 +1,7 @@
 // The fast CPU path is bitwise deterministic: reruns, and runs on any number of threads (which
 // changes the token blocks and which thread computes what), give the same bytes.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <cstring>
 #include <memory>
@@ -38,6 +39,9 @@ TEST(CpuDeterminism, RerunsAndThreadCounts) {
     ASSERT_EQ(first.coverage, "");
     for (int rerun = 0; rerun < 2; ++rerun) expect_same_bytes(first, run_cpu(pb, CTXATTN_BACKEND_CPU, 2), "rerun");
     for (int threads : {1, 3, 7, 64}) expect_same_bytes(first, run_cpu(pb, CTXATTN_BACKEND_CPU, threads), "threads");
+    setenv("CTXATTN_NUM_THREADS", "5", 1);  // num_threads = 0 reads it
+    expect_same_bytes(first, run_cpu(pb, CTXATTN_BACKEND_CPU, 0), "CTXATTN_NUM_THREADS");
+    unsetenv("CTXATTN_NUM_THREADS");
   }
 }
 
