@@ -108,6 +108,8 @@ std::vector<NamedCase> named_cases() {
   s = base({30, 12}, {42, 12});
   s.scale_pointers = true, s.bmm1_scale = -0.2f, s.bmm2_scale = 1.7f;
   add("scale_pointers_negative_bmm1", s);
+  s = base({64, 200}, {2064, 1200});
+  add("chunked_prefill_long_prefix", s);
   s = base({64, 20}, {64, 90});
   s.input_scale = 6.0f;  // large logits: exercises the running-max rescaling
   add("peaked_softmax", s);
@@ -202,7 +204,7 @@ TEST_P(RandomSweep, FastMatchesReference) {
   expect_fast_matches_reference(pb);
 }
 
-INSTANTIATE_TEST_SUITE_P(Cpu, RandomSweep, ::testing::Range(0, 48));
+INSTANTIATE_TEST_SUITE_P(Cpu, RandomSweep, ::testing::Range(0, 96));
 
 // The fallback kernels, forced through CTXATTN_CPU_ISA (a ceiling: on a CPU without an
 // instruction set the table below it runs, which is still a valid comparison).
