@@ -12,6 +12,7 @@
 // of their use. Tiles go from the last (diagonal, masked) to the first.
 #pragma once
 
+#include <float.h>
 #include <math_constants.h>
 
 #include "core/params.h"
@@ -62,7 +63,11 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_k
 
   const float bmm1 = p.bmm1_scale_ptr != nullptr ? *p.bmm1_scale_ptr : p.bmm1_scale;
   const float bmm2 = p.bmm2_scale_ptr != nullptr ? *p.bmm2_scale_ptr : p.bmm2_scale;
-  const float scale_log2 = bmm1 * kLog2e;
+  // Scores are scaled by |bmm1_scale| * log2(e); a negative bmm1_scale negates Q instead, so the
+  // softmax can take maxima of raw scores. A zero scale becomes the smallest normal float, which
+  // leaves every exp2 at exactly 1 but keeps masked scores at -inf rather than NaN.
+  const bool negate_q = bmm1 < 0.0f;
+  const float scale_log2 = fmaxf(fabsf(bmm1) * kLog2e, FLT_MIN);
   auto sink_logits = [&](float (&sink_log2)[kRows]) {
 #pragma unroll
     for (int r = 0; r < kRows; ++r) sink_log2[r] = p.sinks != nullptr ? p.sinks[row_head(r)] * kLog2e : -CUDART_INF_F;
@@ -80,7 +85,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_k
   const WarpMma<T, Tr> mma(warp, lane);
   KvGather<T, Tr> gather(p, w, tid);
 
-  load_q<T, Tr>(p, w, q_tile, tid);
+  load_q<T, Tr>(p, w, q_tile, tid, negate_q);
   const int n_min = mask.n_min;
   int n = mask.n_max;
   if (n >= n_min) {
@@ -89,6 +94,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_k
     if (n - 1 >= n_min) gather.fetch_pages(p, n - 1);
   }
   cp_async_wait_all();
+  if (negate_q) negate_q_chunks<Tr>(p, q_tile, tid);
   __syncthreads();
 
   for (; n >= n_min; --n) {
@@ -106,14 +112,13 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_k
 
     float s[kAtoms][kSBlocks][4];
     mma.qk(s, q_tile, k_tile(n));
-    softmax.scale(s, scale_log2);
     if (mask.needs_mask(n)) {
       int tokens[kRows];
 #pragma unroll
       for (int r = 0; r < kRows; ++r) tokens[r] = row_token(r);
       mask.apply(s, n, lane, tokens);
     }
-    softmax.update(s, o);
+    softmax.update(s, o, scale_log2);
     mma.pv(o, s, v_tile(n));
   }
 

@@ -24,10 +24,12 @@
 namespace ctxattn {
 namespace sm80 {
 
-// Fills the Q tile (swizzled, matrix type T) with the CTA's packed rows; rows past the request are
-// zeros. 16-bit queries are copied with cp.async (the caller waits); fp8 queries are widened.
+// Fills the Q tile (swizzled, matrix type T) with the CTA's packed rows, negated when `negate`
+// (see softmax.cuh); rows past the request are zeros. 16-bit queries are copied with cp.async
+// (the caller waits, then calls negate_q_chunks); fp8 queries are widened, and negated, here.
 template <typename T, class Tr>
-__device__ __forceinline__ void load_q(const Params& p, const CtaWork& w, uint32_t q_tile, int tid) {
+__device__ __forceinline__ void load_q(const Params& p, const CtaWork& w, uint32_t q_tile, int tid, bool negate) {
+  const uint32_t sign = negate ? 0x80008000u : 0u;
   const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
   const char* q_base = static_cast<const char*>(p.q);
   const int group = p.group_size;
@@ -44,6 +46,8 @@ __device__ __forceinline__ void load_q(const Params& p, const CtaWork& w, uint32
         const int64_t head = static_cast<int64_t>(w.kv_head) * group + packed % group;
         const uint4 raw = ld_global_nc_16(q_base + token * p.q_stride_token + head * p.q_stride_head + chunk * 16);
         e4m3x16_to<T>(raw, lo, hi);
+        lo = make_uint4(lo.x ^ sign, lo.y ^ sign, lo.z ^ sign, lo.w ^ sign);
+        hi = make_uint4(hi.x ^ sign, hi.y ^ sign, hi.z ^ sign, hi.w ^ sign);
       }
       st_shared_16(q_tile + swizzled_chunk(row, 2 * chunk, Tr::kRowChunks), lo);
       st_shared_16(q_tile + swizzled_chunk(row, 2 * chunk + 1, Tr::kRowChunks), hi);
@@ -62,6 +66,19 @@ __device__ __forceinline__ void load_q(const Params& p, const CtaWork& w, uint32
         st_shared_16(dst, zero);
       }
     }
+  }
+}
+
+// 16-bit queries with bmm1_scale < 0: flips the sign of the chunks this thread copied into the
+// Q tile (the same chunks load_q issued), after its cp.async wait and before the barrier.
+template <class Tr>
+__device__ __forceinline__ void negate_q_chunks(const Params& p, uint32_t q_tile, int tid) {
+  if (p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) return;  // negated while widening
+  for (int c = tid; c < Tr::kBlockM * Tr::kRowChunks; c += Tr::kThreads) {
+    const int row = c / Tr::kRowChunks;
+    const uint32_t addr = q_tile + swizzled_chunk(row, c % Tr::kRowChunks, Tr::kRowChunks);
+    const uint4 v = ld_shared_16(addr);
+    st_shared_16(addr, make_uint4(v.x ^ 0x80008000u, v.y ^ 0x80008000u, v.z ^ 0x80008000u, v.w ^ 0x80008000u));
   }
 }
 

@@ -22,13 +22,13 @@ struct Traits {
 
   // 128 packed rows with 4 warps of 32 rows for D <= 128: each warp runs two m16 atoms off
   // every K/V fragment it loads, which halves shared-memory traffic per MMA against 16-row
-  // warps. Keys per tile: 64 at D = 64; 32 at D = 128, where O (128 floats a thread) plus a
-  // 64-key S (64 floats) spills, and 32 keys keep the kernel at <= 255 registers so two CTAs
-  // share an SM (their barriers are independent, so one CTA's softmax overlaps the other's
-  // MMAs). D = 256 keeps one atom (O alone is 128 floats) and a 64 x 32 tile.
+  // warps. 64 keys a tile, except where that spills (O 128 + S 64 floats a thread at D = 128,
+  // plus the fp8 widening): fp8 KV at D = 128 takes 32. Both stay <= 255 registers, so two CTAs
+  // share an SM and their independent barriers let one CTA's softmax overlap the other's MMAs.
+  // D = 256 keeps one atom (O alone is 128 floats) and a 64 x 32 tile.
   static constexpr int kMAtoms = kHeadDim <= 128 ? 2 : 1;
   static constexpr int kBlockM = kHeadDim <= 128 ? 128 : 64;
-  static constexpr int kBlockN = kHeadDim <= 64 ? 64 : 32;
+  static constexpr int kBlockN = kHeadDim <= 64 || (kHeadDim <= 128 && !kKvFp8) ? 64 : 32;
   static constexpr int kWarpRows = 16 * kMAtoms;
   static constexpr int kWarps = kBlockM / kWarpRows;
   static constexpr int kThreads = kWarps * 32;
