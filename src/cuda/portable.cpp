@@ -101,13 +101,16 @@ Status cuda_portable_supports(const Params& p) {
                          (p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3);
   if (!dtypes_ok) return unsupported("kv_cache: dtype combination not implemented by the portable CUDA backend");
   CTXATTN_RETURN_IF_ERROR(check_alignment(p));
-  if (p.batch_size > 65535) {
-    return unsupported("batch_size: the portable CUDA backend launches one grid row per request, at most 65535; got " +
-                       std::to_string(p.batch_size));
+  // Grid: x = batch_size * num_kv_heads, y = m-blocks of max_q_len * G packed rows (sm80/work.cuh).
+  if (static_cast<int64_t>(p.batch_size) * p.num_kv_heads > INT32_MAX) {
+    return unsupported("batch_size: batch_size * num_kv_heads is too large for one grid of the portable CUDA "
+                       "backend");
   }
   const int64_t m_blocks = (static_cast<int64_t>(p.max_q_len) * p.group_size + block_m - 1) / block_m;
-  if (m_blocks * p.num_kv_heads > INT32_MAX) {
-    return unsupported("max_q_len: max_q_len * num_qo_heads is too large for one grid of the portable CUDA backend");
+  if (m_blocks > 65535) {
+    return unsupported("max_q_len: the portable CUDA backend handles max_q_len * (num_qo_heads / num_kv_heads) up "
+                       "to " + std::to_string(65535 * block_m) + " packed rows, got " +
+                       std::to_string(static_cast<int64_t>(p.max_q_len) * p.group_size));
   }
   int arch = 0;
   CTXATTN_RETURN_IF_ERROR(cuda_device_arch(p.device_index, &arch));

@@ -111,7 +111,12 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_k
     }
 
     float s[kAtoms][kSBlocks][4];
-    mma.qk(s, q_tile, k_tile(n));
+    const bool half = mask.upper_half_empty(n);
+    if (half) {
+      mma.template qk<kSBlocks / 2>(s, q_tile, k_tile(n));
+    } else {
+      mma.qk(s, q_tile, k_tile(n));
+    }
     if (mask.needs_mask(n)) {
       int tokens[kRows];
 #pragma unroll
@@ -119,7 +124,11 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_k
       mask.apply(s, n, lane, tokens);
     }
     softmax.update(s, o, scale_log2);
-    mma.pv(o, s, v_tile(n));
+    if (half) {
+      mma.template pv<kSBlocks / 2>(o, s, v_tile(n));
+    } else {
+      mma.pv(o, s, v_tile(n));
+    }
   }
 
   pdl_allow_dependents();

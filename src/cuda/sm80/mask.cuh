@@ -21,6 +21,7 @@ struct Mask {
   int window;   // < 0: none (always < 0 when not causal)
   bool causal;
   int hi_first, lo_last;  // band ends of the CTA's first and last valid query rows
+  int key_end;            // last key any row of the CTA attends (hi of the last row)
   int n_min, n_max;       // key tiles visited, n_max first
 
   // Allowed keys of query row i: [lo(i), hi(i)].
@@ -45,10 +46,14 @@ struct Mask {
     const int last = last_packed / group_size;
     hi_first = hi(first);
     lo_last = lo(last);
-    const int key_end = hi(last);
+    key_end = hi(last);
     n_max = key_end >= 0 ? key_end / kBlockN : -1;
     n_min = lo(first) / kBlockN;
   }
+
+  // The upper half of tile n lies past every row's band (the diagonal tile of a short CTA, or the
+  // end of the keys): its MMAs can be skipped.
+  __device__ bool upper_half_empty(int n) const { return n * kBlockN + kBlockN / 2 > key_end; }
 
   // A tile needs no mask when it lies inside the band of every row of the CTA.
   __device__ bool needs_mask(int n) const {

@@ -63,10 +63,11 @@ struct WarpMma {
     for (int at = 0; at < kAtoms; ++at) ldmatrix_x4(a[at], q_tile + at * kAtomBytes + q_lane.chunk(kk));
   }
 
-  // One k16 step of S += Q K^T: each K fragment feeds every atom.
+  // One k16 step of S += Q K^T over the first kNb n8 blocks: each K fragment feeds every atom.
+  template <int kNb>
   __device__ __forceinline__ void qk_step(SAcc& s, const uint32_t (&a)[kAtoms][4], uint32_t k_tile, int kk) const {
 #pragma unroll
-    for (int np = 0; np < kSBlocks / 2; ++np) {
+    for (int np = 0; np < kNb / 2; ++np) {
       uint32_t b[4];
       ldmatrix_x4(b, k_tile + np * kAtomBytes + k_lane.chunk(kk));
 #pragma unroll
@@ -84,22 +85,25 @@ struct WarpMma {
       for (int nb = 0; nb < kSBlocks; ++nb) s[at][nb][0] = s[at][nb][1] = s[at][nb][2] = s[at][nb][3] = 0.0f;
   }
 
-  // S = Q K^T, the Q fragments re-read from the Q tile at every k16 step (holding them for the
-  // whole CTA would take D/4 registers a thread, which the accumulators need).
+  // S = Q K^T for the first kNb n8 blocks (keys 8 * kNb and up stay 0), the Q fragments re-read
+  // from the Q tile at every k16 step (holding them for the whole CTA would take D/4 registers
+  // a thread, which the accumulators need).
+  template <int kNb = kSBlocks>
   __device__ __forceinline__ void qk(SAcc& s, uint32_t q_tile, uint32_t k_tile) const {
     clear(s);
 #pragma unroll
     for (int kk = 0; kk < kKSteps; ++kk) {
       uint32_t a[kAtoms][4];
       load_q_step(a, q_tile, kk);
-      qk_step(s, a, k_tile, kk);
+      qk_step<kNb>(s, a, k_tile, kk);
     }
   }
 
-  // O += P V, P = the probabilities left in s by the softmax.
+  // O += P V over the keys of the first kNb n8 blocks, P = the probabilities the softmax left in s.
+  template <int kNb = kSBlocks>
   __device__ __forceinline__ void pv(OAcc& o, const SAcc& s, uint32_t v_tile) const {
 #pragma unroll
-    for (int kk = 0; kk < Tr::kBlockN / 16; ++kk) {
+    for (int kk = 0; kk < kNb / 2; ++kk) {
       // The A fragment of keys 16kk..16kk+15 is exactly S blocks 2kk and 2kk+1.
       uint32_t a[kAtoms][4];
 #pragma unroll

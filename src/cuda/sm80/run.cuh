@@ -30,7 +30,8 @@ Status run_attention(const Params& p, const LaunchEnv& env) {
   const int64_t packed = static_cast<int64_t>(p.max_q_len) * p.group_size;
   const int64_t m_blocks = (packed + Tr::kBlockM - 1) / Tr::kBlockM;
   LaunchShape shape;
-  shape.grid = dim3(static_cast<unsigned>(m_blocks * p.num_kv_heads), static_cast<unsigned>(p.batch_size), 1);
+  shape.grid = dim3(static_cast<unsigned>(static_cast<int64_t>(p.batch_size) * p.num_kv_heads),
+                    static_cast<unsigned>(m_blocks), 1);
   shape.block = dim3(Tr::kThreads, 1, 1);
   shape.smem_bytes = Tr::kSmemBytes;
   shape.stream = env.stream;

@@ -19,16 +19,15 @@ struct CtaWork {
   int packed_rows;  // q_len * G
   int m0;           // first packed row of this CTA
 
-  // Grid: x = (m-block, KV head) with the KV head fastest and the m-blocks in reverse order, so
-  // the longest causal blocks of every head start first; y = request.
+  // Grid: x = (request, KV head) with the KV head fastest, y = m-block in reverse order. Blocks
+  // start in linear order, so the longest causal m-blocks of every request and head go first and
+  // the short ones fill the tail (longest-first scheduling over the whole batch).
   template <int kBlockM>
   __device__ static CtaWork make(const Params& p) {
     CtaWork w;
-    const int m_blocks = static_cast<int>(gridDim.x) / p.num_kv_heads;
     w.kv_head = static_cast<int>(blockIdx.x) % p.num_kv_heads;
-    const int m_block = m_blocks - 1 - static_cast<int>(blockIdx.x) / p.num_kv_heads;
-    w.batch = static_cast<int>(blockIdx.y);
-    w.m0 = m_block * kBlockM;
+    w.batch = static_cast<int>(blockIdx.x) / p.num_kv_heads;
+    w.m0 = (static_cast<int>(gridDim.y) - 1 - static_cast<int>(blockIdx.y)) * kBlockM;
 
     const int64_t q0 = p.cum_seq_lens_q[w.batch];
     const int64_t q1 = p.cum_seq_lens_q[w.batch + 1];
