@@ -203,7 +203,7 @@ CTXATTN_API const char* ctxattn_status_string(ctxattn_status_t status);
 CTXATTN_API const char* ctxattn_backend_name(ctxattn_backend_t backend);
 CTXATTN_API const char* ctxattn_version(void);
 
-/* 1 when the library was built with CUDA support. */
+/* 1 when the library was built with CUDA support and a CUDA device is visible. */
 CTXATTN_API int ctxattn_has_cuda(void);
 
 #ifdef __cplusplus

@@ -20,6 +20,9 @@ Status cpu_reference_run(const Params& p);
 Status cpu_run(const Params& p);
 
 // ---- CUDA (src/cuda/); when built without CUDA these return NO_DEVICE_SUPPORT ----
+// True in a build with the CUDA backends (whether or not a device is present).
+bool cuda_built();
+// True when the CUDA backends are built and at least one device is visible.
 bool cuda_available();
 // Compute capability (major*10+minor) of a device, or a CUDA error.
 Status cuda_device_arch(int device_index, int* arch);

@@ -409,6 +409,10 @@ Status validate_args(const ctxattn_args_t* args, Params* p) {
   p->num_threads = a.num_threads;
   p->check_metadata = a.check_metadata < 0 ? env_flag("CTXATTN_CHECK_METADATA") : a.check_metadata == 1;
 
+  if (a.device_type == CTXATTN_DEVICE_CUDA && cuda_built() && !cuda_available()) {
+    return Status::Error(CTXATTN_STATUS_NO_DEVICE_SUPPORT,
+                         "device_type: CUDA tensors were given, but no CUDA device is visible to ctxattn");
+  }
   p->enable_pdl = false;
   if (a.device_type == CTXATTN_DEVICE_CUDA && a.enable_pdl != 0) {
     // PDL needs sm90; on older devices the request is a no-op (results are identical either way).

@@ -11,6 +11,7 @@ Status no_cuda() {
 }
 }  // namespace
 
+bool cuda_built() { return false; }
 bool cuda_available() { return false; }
 Status cuda_device_arch(int, int*) { return no_cuda(); }
 size_t cuda_portable_workspace_bytes(const Params&) { return 0; }

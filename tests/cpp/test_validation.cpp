@@ -276,7 +276,7 @@ TEST(Validation, WorkspaceSizeIsReportedAndEnough) {
 }
 
 TEST(Validation, CudaRequestWithoutCudaSupport) {
-  if (ctxattn_has_cuda()) GTEST_SKIP() << "library built with CUDA: covered by the CUDA tests";
+  if (ctxattn_has_cuda()) GTEST_SKIP() << "a CUDA device is present: covered by the CUDA tests";
   SmallProblem pb;
   pb.args.device_type = CTXATTN_DEVICE_CUDA;
   EXPECT_EQ(ctxattn_batch_context_with_kv_cache(&pb.args), CTXATTN_STATUS_NO_DEVICE_SUPPORT);

@@ -5,6 +5,8 @@
 
 namespace ctxattn {
 
+bool cuda_built() { return true; }
+
 bool cuda_available() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
