@@ -8,6 +8,7 @@
 #include "core/backends.h"
 #include "cuda/common/cuda_status.h"
 #include "cuda/sm80/launch.h"
+#include "cuda/sm80/schedule.h"
 
 namespace ctxattn {
 namespace {
@@ -101,16 +102,11 @@ Status cuda_portable_supports(const Params& p) {
                          (p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3);
   if (!dtypes_ok) return unsupported("kv_cache: dtype combination not implemented by the portable CUDA backend");
   CTXATTN_RETURN_IF_ERROR(check_alignment(p));
-  // Grid: x = batch_size * num_kv_heads, y = m-blocks of max_q_len * G packed rows (sm80/work.cuh).
-  if (static_cast<int64_t>(p.batch_size) * p.num_kv_heads > INT32_MAX) {
-    return unsupported("batch_size: batch_size * num_kv_heads is too large for one grid of the portable CUDA "
-                       "backend");
-  }
+  // One grid of m_blocks * batch_size * num_kv_heads CTAs (sm80/work.cuh).
   const int64_t m_blocks = (static_cast<int64_t>(p.max_q_len) * p.group_size + block_m - 1) / block_m;
-  if (m_blocks > 65535) {
-    return unsupported("max_q_len: the portable CUDA backend handles max_q_len * (num_qo_heads / num_kv_heads) up "
-                       "to " + std::to_string(65535 * block_m) + " packed rows, got " +
-                       std::to_string(static_cast<int64_t>(p.max_q_len) * p.group_size));
+  if (m_blocks * p.batch_size * p.num_kv_heads > INT32_MAX) {
+    return unsupported("max_q_len: max_q_len * num_qo_heads * batch_size is too large for one grid of the portable "
+                       "CUDA backend");
   }
   int arch = 0;
   CTXATTN_RETURN_IF_ERROR(cuda_device_arch(p.device_index, &arch));
@@ -133,7 +129,10 @@ Status cuda_portable_run(const Params& p) {
   if (p.batch_size == 0 || p.max_q_len == 0 || p.num_tokens == 0) return Status::Ok();
   DeviceGuard guard;
   CTXATTN_RETURN_IF_ERROR(guard.set(p.device_index));
-  const sm80::LaunchEnv env{static_cast<cudaStream_t>(p.stream), p.device_index, p.enable_pdl};
+  int l2_bytes = 0;
+  CTXATTN_CUDA_TRY(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, p.device_index));
+  const sm80::LaunchEnv env{static_cast<cudaStream_t>(p.stream), p.device_index, p.enable_pdl,
+                            sm80::batch_group(p, static_cast<size_t>(l2_bytes))};
   switch (p.head_dim) {
     case 64: return run_head_dim<64>(p, env);
     case 128: return run_head_dim<128>(p, env);

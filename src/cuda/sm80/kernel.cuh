@@ -31,7 +31,7 @@ namespace sm80 {
 constexpr float kLog2e = 1.4426950408889634f;
 
 template <typename T, class Tr>
-__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_kernel(const Params p) {
+__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_kernel(const Params p, const GridOrder order) {
   extern __shared__ __align__(128) unsigned char smem[];
   constexpr int kAtoms = Tr::kMAtoms;
   constexpr int kRows = Tr::kThreadRows;
@@ -39,7 +39,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_k
   constexpr int kOBlocks = Tr::kHeadDim / 8;
 
   pdl_wait_for_inputs();
-  const CtaWork w = CtaWork::make<Tr::kBlockM>(p);
+  const CtaWork w = CtaWork::make<Tr::kBlockM>(p, order);
   if (w.empty()) return;
 
   const int tid = static_cast<int>(threadIdx.x);

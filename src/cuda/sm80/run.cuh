@@ -29,14 +29,14 @@ Status run_attention(const Params& p, const LaunchEnv& env) {
   CTXATTN_RETURN_IF_ERROR(allow_dynamic_smem(kernel, Tr::kSmemBytes, env.device, &smem_ready));
   const int64_t packed = static_cast<int64_t>(p.max_q_len) * p.group_size;
   const int64_t m_blocks = (packed + Tr::kBlockM - 1) / Tr::kBlockM;
+  const GridOrder order{static_cast<int>(m_blocks), env.batch_group};
   LaunchShape shape;
-  shape.grid = dim3(static_cast<unsigned>(static_cast<int64_t>(p.batch_size) * p.num_kv_heads),
-                    static_cast<unsigned>(m_blocks), 1);
+  shape.grid = dim3(static_cast<unsigned>(m_blocks * p.batch_size * p.num_kv_heads), 1, 1);
   shape.block = dim3(Tr::kThreads, 1, 1);
   shape.smem_bytes = Tr::kSmemBytes;
   shape.stream = env.stream;
   shape.pdl = env.pdl;
-  return launch_kernel(kernel, shape, "attention kernel launch", p);
+  return launch_kernel(kernel, shape, "attention kernel launch", p, order);
 }
 
 }  // namespace sm80

@@ -10,6 +10,15 @@
 namespace ctxattn {
 namespace sm80 {
 
+// The order CTAs start in (host-computed, see schedule.h): requests are taken in groups of
+// `group`; inside a group the m-blocks go longest first (reverse order) across all its requests
+// and KV heads, the KV head fastest. Longest-first keeps the tail short; grouping keeps the K/V
+// the running CTAs read small enough to stay in L2.
+struct GridOrder {
+  int m_blocks;  // m-blocks of max_q_len * G packed rows
+  int group;     // requests per group, >= 1
+};
+
 struct CtaWork {
   int batch;
   int kv_head;
@@ -19,15 +28,21 @@ struct CtaWork {
   int packed_rows;  // q_len * G
   int m0;           // first packed row of this CTA
 
-  // Grid: x = (request, KV head) with the KV head fastest, y = m-block in reverse order. Blocks
-  // start in linear order, so the longest causal m-blocks of every request and head go first and
-  // the short ones fill the tail (longest-first scheduling over the whole batch).
+  // 1-D grid of m_blocks * batch_size * num_kv_heads CTAs, in GridOrder.
   template <int kBlockM>
-  __device__ static CtaWork make(const Params& p) {
+  __device__ static CtaWork make(const Params& p, const GridOrder& order) {
     CtaWork w;
-    w.kv_head = static_cast<int>(blockIdx.x) % p.num_kv_heads;
-    w.batch = static_cast<int>(blockIdx.x) / p.num_kv_heads;
-    w.m0 = (static_cast<int>(gridDim.y) - 1 - static_cast<int>(blockIdx.y)) * kBlockM;
+    const int hkv = p.num_kv_heads;
+    const int linear = static_cast<int>(blockIdx.x);
+    w.kv_head = linear % hkv;
+    const int rest = linear / hkv;
+    const int per_group = order.m_blocks * order.group;  // (m-block, request) pairs of a full group
+    const int g = rest / per_group;
+    const int in_group = rest - g * per_group;
+    const int first = g * order.group;
+    const int size = p.batch_size - first < order.group ? p.batch_size - first : order.group;
+    w.batch = first + in_group % size;
+    w.m0 = (order.m_blocks - 1 - in_group / size) * kBlockM;
 
     const int64_t q0 = p.cum_seq_lens_q[w.batch];
     const int64_t q1 = p.cum_seq_lens_q[w.batch + 1];
