@@ -127,6 +127,8 @@ Status cuda_portable_supports(const Params& p) {
 Status cuda_portable_run(const Params& p) {
   // Nothing to compute: no launch (a grid of zero blocks is a launch error).
   if (p.batch_size == 0 || p.max_q_len == 0 || p.num_tokens == 0) return Status::Ok();
+  int arch = 0;
+  CTXATTN_RETURN_IF_ERROR(cuda_device_arch(p.device_index, &arch));
   DeviceGuard guard;
   CTXATTN_RETURN_IF_ERROR(guard.set(p.device_index));
   int l2_bytes = 0;

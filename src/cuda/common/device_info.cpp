@@ -17,6 +17,12 @@ bool cuda_available() {
 }
 
 Status cuda_device_arch(int device_index, int* arch) {
+  if (!cuda_available()) {
+    // A CUDA build on a machine without a GPU (or driver): the same answer as a build without CUDA.
+    return Status::Error(CTXATTN_STATUS_NO_DEVICE_SUPPORT,
+                         "device_type: CUDA requested, but no CUDA device is available to this process "
+                         "(no GPU, no driver, or CUDA_VISIBLE_DEVICES hides them all)");
+  }
   int major = 0;
   int minor = 0;
   CTXATTN_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_index));

@@ -167,6 +167,8 @@ Status describe(const Params& p, const MetadataCheckSlot& s) {
 
 Status cuda_check_metadata(const Params& p) {
   if (p.batch_size == 0) return Status::Ok();
+  int arch = 0;
+  CTXATTN_RETURN_IF_ERROR(cuda_device_arch(p.device_index, &arch));
   DeviceGuard guard;
   CTXATTN_RETURN_IF_ERROR(guard.set(p.device_index));
   const cudaStream_t stream = static_cast<cudaStream_t>(p.stream);
