@@ -8,7 +8,6 @@
 #include "core/backends.h"
 #include "cuda/common/cuda_status.h"
 #include "cuda/sm80/launch.h"
-#include "cuda/sm80/schedule.h"
 
 namespace ctxattn {
 namespace {
@@ -131,10 +130,7 @@ Status cuda_portable_run(const Params& p) {
   CTXATTN_RETURN_IF_ERROR(cuda_device_arch(p.device_index, &arch));
   DeviceGuard guard;
   CTXATTN_RETURN_IF_ERROR(guard.set(p.device_index));
-  int l2_bytes = 0;
-  CTXATTN_CUDA_TRY(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, p.device_index));
-  const sm80::LaunchEnv env{static_cast<cudaStream_t>(p.stream), p.device_index, p.enable_pdl,
-                            sm80::batch_group(p, static_cast<size_t>(l2_bytes))};
+  const sm80::LaunchEnv env{static_cast<cudaStream_t>(p.stream), p.device_index, p.enable_pdl};
   switch (p.head_dim) {
     case 64: return run_head_dim<64>(p, env);
     case 128: return run_head_dim<128>(p, env);

@@ -57,23 +57,26 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_k
 
   const int group = p.group_size;
   // Query row (inside the request) and head of each accumulator row of this thread.
-  auto row_token = [&](int r) { return packed_row<Tr::kWarpRows>(w, warp, lane, r) / group; };
-  auto row_head = [&](int r) { return w.kv_head * group + packed_row<Tr::kWarpRows>(w, warp, lane, r) % group; };
+  auto row_token = [&](const CtaWork& cw, int r) { return packed_row<Tr::kWarpRows>(cw, warp, lane, r) / group; };
+  auto row_head = [&](const CtaWork& cw, int r) {
+    return cw.kv_head * group + packed_row<Tr::kWarpRows>(cw, warp, lane, r) % group;
+  };
   const Mask<Tr::kBlockN, kAtoms> mask(p, w, group, Tr::kBlockM);
 
   const float bmm1 = p.bmm1_scale_ptr != nullptr ? *p.bmm1_scale_ptr : p.bmm1_scale;
-  const float bmm2 = p.bmm2_scale_ptr != nullptr ? *p.bmm2_scale_ptr : p.bmm2_scale;
   // Scores are scaled by |bmm1_scale| * log2(e); a negative bmm1_scale negates Q instead, so the
   // softmax can take maxima of raw scores. A zero scale becomes the smallest normal float, which
   // leaves every exp2 at exactly 1 but keeps masked scores at -inf rather than NaN.
   const bool negate_q = bmm1 < 0.0f;
   const float scale_log2 = fmaxf(fabsf(bmm1) * kLog2e, FLT_MIN);
-  auto sink_logits = [&](float (&sink_log2)[kRows]) {
+  auto sink_logits = [&](const CtaWork& cw, float (&sink_log2)[kRows]) {
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) sink_log2[r] = p.sinks != nullptr ? p.sinks[row_head(r)] * kLog2e : -CUDART_INF_F;
+    for (int r = 0; r < kRows; ++r) {
+      sink_log2[r] = p.sinks != nullptr ? p.sinks[row_head(cw, r)] * kLog2e : -CUDART_INF_F;
+    }
   };
   float sink_log2[kRows];
-  sink_logits(sink_log2);
+  sink_logits(w, sink_log2);
   OnlineSoftmax<kAtoms, kSBlocks, kOBlocks> softmax(sink_log2);
 
   float o[kAtoms][kOBlocks][4];
@@ -120,7 +123,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_k
     if (mask.needs_mask(n)) {
       int tokens[kRows];
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) tokens[r] = row_token(r);
+      for (int r = 0; r < kRows; ++r) tokens[r] = row_token(w, r);
       mask.apply(s, n, lane, tokens);
     }
     softmax.update(s, o, scale_log2);
@@ -132,20 +135,24 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_k
   }
 
   pdl_allow_dependents();
+  // The epilogue re-derives the CTA's work and bmm2_scale rather than keeping them in registers
+  // through the main loop, where the accumulators need every register.
+  const CtaWork we = CtaWork::make<Tr::kBlockM>(p, order);
+  const float bmm2 = p.bmm2_scale_ptr != nullptr ? *p.bmm2_scale_ptr : p.bmm2_scale;
   float l[kRows];
   float lse[kRows];
-  sink_logits(sink_log2);
+  sink_logits(we, sink_log2);
   softmax.finish(sink_log2, l, lse);
   ThreadRows<kRows> rows;
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
-    const int packed = packed_row<Tr::kWarpRows>(w, warp, lane, r);
+    const int packed = packed_row<Tr::kWarpRows>(we, warp, lane, r);
     rows.token[r] = packed / group;
-    rows.head[r] = w.kv_head * group + packed % group;
-    rows.valid[r] = packed < w.packed_rows;
+    rows.head[r] = we.kv_head * group + packed % group;
+    rows.valid[r] = packed < we.packed_rows;
   }
   __syncthreads();  // every warp is done with the Q tile, which now stages the output
-  Epilogue<T, Tr>::run(p, w, o, l, lse, rows, bmm2, q_tile, warp, lane, tid);
+  Epilogue<T, Tr>::run(p, we, o, l, lse, rows, bmm2, q_tile, warp, lane, tid);
 }
 
 }  // namespace sm80

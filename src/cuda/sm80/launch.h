@@ -16,7 +16,6 @@ struct LaunchEnv {
   cudaStream_t stream;
   int device;
   bool pdl;
-  int batch_group;  // requests per scheduling group (schedule.h)
 };
 
 // Launches the attention kernel for the validated call; returns the launch error, if any.

@@ -29,7 +29,7 @@ Status run_attention(const Params& p, const LaunchEnv& env) {
   CTXATTN_RETURN_IF_ERROR(allow_dynamic_smem(kernel, Tr::kSmemBytes, env.device, &smem_ready));
   const int64_t packed = static_cast<int64_t>(p.max_q_len) * p.group_size;
   const int64_t m_blocks = (packed + Tr::kBlockM - 1) / Tr::kBlockM;
-  const GridOrder order{static_cast<int>(m_blocks), env.batch_group};
+  const GridOrder order{static_cast<int>(m_blocks)};
   LaunchShape shape;
   shape.grid = dim3(static_cast<unsigned>(m_blocks * p.batch_size * p.num_kv_heads), 1, 1);
   shape.block = dim3(Tr::kThreads, 1, 1);

@@ -10,13 +10,13 @@
 namespace ctxattn {
 namespace sm80 {
 
-// The order CTAs start in (host-computed, see schedule.h): requests are taken in groups of
-// `group`; inside a group the m-blocks go longest first (reverse order) across all its requests
-// and KV heads, the KV head fastest. Longest-first keeps the tail short; grouping keeps the K/V
-// the running CTAs read small enough to stay in L2.
+// The order CTAs start in: request by request; inside a request the m-blocks go longest first
+// (reverse order), the KV head fastest. Longest-first keeps the tail of each request short;
+// request by request keeps the K/V the running CTAs read small enough to stay in L2 (measured
+// on an H200 with 16 x 1024-token requests: longest-first over the whole batch ran 20% slower,
+// groups of 7 requests 10% slower than request by request; docs/perf-notes.md, v4 and v5).
 struct GridOrder {
   int m_blocks;  // m-blocks of max_q_len * G packed rows
-  int group;     // requests per group, >= 1
 };
 
 struct CtaWork {
@@ -28,21 +28,15 @@ struct CtaWork {
   int packed_rows;  // q_len * G
   int m0;           // first packed row of this CTA
 
-  // 1-D grid of m_blocks * batch_size * num_kv_heads CTAs, in GridOrder.
+  // 1-D grid of batch_size * m_blocks * num_kv_heads CTAs, in GridOrder.
   template <int kBlockM>
   __device__ static CtaWork make(const Params& p, const GridOrder& order) {
     CtaWork w;
-    const int hkv = p.num_kv_heads;
     const int linear = static_cast<int>(blockIdx.x);
-    w.kv_head = linear % hkv;
-    const int rest = linear / hkv;
-    const int per_group = order.m_blocks * order.group;  // (m-block, request) pairs of a full group
-    const int g = rest / per_group;
-    const int in_group = rest - g * per_group;
-    const int first = g * order.group;
-    const int size = p.batch_size - first < order.group ? p.batch_size - first : order.group;
-    w.batch = first + in_group % size;
-    w.m0 = (order.m_blocks - 1 - in_group / size) * kBlockM;
+    w.kv_head = linear % p.num_kv_heads;
+    const int rest = linear / p.num_kv_heads;
+    w.batch = rest / order.m_blocks;
+    w.m0 = (order.m_blocks - 1 - rest % order.m_blocks) * kBlockM;
 
     const int64_t q0 = p.cum_seq_lens_q[w.batch];
     const int64_t q1 = p.cum_seq_lens_q[w.batch + 1];
