@@ -109,7 +109,8 @@ def time_graph(fn):
 def header():
     props = torch.cuda.get_device_properties(0)
     try:
-        commit = subprocess.check_output(["git", "rev-parse", "--short", "HEAD"], text=True).strip()
+        commit = subprocess.check_output(["git", "rev-parse", "--short", "HEAD"], text=True,
+                                         stderr=subprocess.DEVNULL).strip()
     except (OSError, subprocess.CalledProcessError):
         commit = os.environ.get("CTXATTN_COMMIT", "unknown")
     return {"gpu": props.name, "sms": props.multi_processor_count, "torch": torch.__version__,
