@@ -9,7 +9,8 @@
 // Pipeline (one barrier an iteration for 16-bit KV): tile n is waited for and made visible at the
 // top of iteration n; tile n-1 is then issued into the other stage and lands while tile n is
 // computed; the block-table entries of tile n-2 are read at the same time, one iteration ahead
-// of their use. Tiles go from the last (diagonal, masked) to the first.
+// of their use. Tiles go from the last (diagonal, masked) to the first; a tile whose upper half
+// lies past every row's band runs half its MMAs.
 #pragma once
 
 #include <float.h>
@@ -31,7 +32,8 @@ namespace sm80 {
 constexpr float kLog2e = 1.4426950408889634f;
 
 template <typename T, class Tr>
-__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm) attention_kernel(const Params p, const GridOrder order) {
+__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm)
+    attention_kernel(const Params p, const GridOrder order) {
   extern __shared__ __align__(128) unsigned char smem[];
   constexpr int kAtoms = Tr::kMAtoms;
   constexpr int kRows = Tr::kThreadRows;
