@@ -159,6 +159,10 @@ def test_cuda_graph_replay_with_new_metadata_and_scales(enable_pdl):
     assert second.query.shape == first.query.shape
     assert second.kv_cache[0].shape == first.kv_cache[0].shape
     assert second.block_tables.shape == first.block_tables.shape
+    # The captured launch is sized by the host bounds, so they must cover every replay (as an
+    # engine captures with its largest lengths).
+    first.max_kv_len = second.max_kv_len = max(first.max_kv_len, second.max_kv_len)
+    first.max_q_len = second.max_q_len = max(first.max_q_len, second.max_q_len)
 
     def run(case):
         return ctxattn.trtllm_batch_context_with_kv_cache(
