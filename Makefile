@@ -5,7 +5,7 @@ VENV    ?= .venv
 JOBS    ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all build run test test-cpp test-python venv wheel-check clean asan fuzz
+.PHONY: all build run test test-cpp test-python venv wheel-check clean asan fuzz package-check
 
 all: build
 
@@ -37,6 +37,14 @@ wheel-check: venv
 	bash tests/python/wheel_check.sh $(abspath $(VENV))/bin/python
 
 test: test-cpp test-python
+
+# Installs the library and builds a downstream project against it with find_package(ctxattn).
+package-check: build
+	rm -rf $(BUILD)/package-check
+	cmake --install $(BUILD) --prefix $(abspath $(BUILD))/package-check/prefix > /dev/null
+	cmake -S tests/package -B $(BUILD)/package-check/build -DCMAKE_PREFIX_PATH=$(abspath $(BUILD))/package-check/prefix
+	cmake --build $(BUILD)/package-check/build
+	LD_LIBRARY_PATH=$(abspath $(BUILD))/package-check/prefix/lib $(BUILD)/package-check/build/package_check
 
 # The CPU backend and the C++ suite under AddressSanitizer + UBSan.
 asan:
