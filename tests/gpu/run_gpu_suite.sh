@@ -28,7 +28,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "
 cat "$OUT/gpu.txt"
 
 if step gtest; then
-  timeout 300 "$BUILD/ctxattn_tests" --gtest_filter='CudaPortable*' > "$OUT/gtest.log" 2>&1
+  timeout 300 "$BUILD/ctxattn_tests" --gtest_filter='CudaPortable*:CudaReliability*' > "$OUT/gtest.log" 2>&1
   record gtest $?
   grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$OUT/gtest.log"
 fi
@@ -40,7 +40,7 @@ if step bench; then
   cat "$OUT/bench.log"
 fi
 if step sanitize; then
-  tests='CudaPortable.RandomSweep*:CudaPortable.UglyShapes*:CudaPortable.LyingMetadata*:CudaPortable.MetadataCheck*'
+  tests='CudaPortable.RandomSweep*:CudaPortable.UglyShapes*:CudaPortable.LyingMetadata*:CudaPortable.MetadataCheck*:CudaReliability.GuardBytes*'
   CTXATTN_GPU_SWEEP=12:small timeout 240 compute-sanitizer --tool memcheck --error-exitcode 1 \
     "$BUILD/ctxattn_tests" --gtest_filter="$tests" > "$OUT/memcheck.log" 2>&1
   record memcheck $?
