@@ -121,6 +121,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=None, help="folder for results.json")
     ap.add_argument("--pages", default="16,64")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS), help="comma list of workload names")
     args = ap.parse_args()
     info = header()
     print(f"# {info}")
@@ -128,7 +129,8 @@ def main():
     workspace = torch.zeros(16 << 20, dtype=torch.uint8, device="cuda")
     print(f"{'workload':14s} {'page':>4s} {'ctxattn us':>11s} {'TFLOP/s':>8s} {'FA2 us':>9s} {'TFLOP/s':>8s} "
           f"{'ratio':>6s} {'maxdiff':>8s}")
-    for name, (q_lens, kv_lens) in WORKLOADS.items():
+    for name in args.workloads.split(","):
+        q_lens, kv_lens = WORKLOADS[name]
         flops = 4.0 * D * HQ * causal_pairs(q_lens, kv_lens)
         for page in [int(x) for x in args.pages.split(",")]:
             p = make_problem(q_lens, kv_lens, page)

@@ -47,7 +47,12 @@ class DeviceProblem {
     for (const HostBuffer& b : other.buffers()) {
       auto it = device_.find(b.name);
       if (it == device_.end() || sizes_.at(b.name) != b.bytes) return false;
-      if (b.bytes > 0 && cudaMemcpy(it->second, b.data, b.bytes, cudaMemcpyHostToDevice) != cudaSuccess) return false;
+      // Stream-ordered, as an engine refreshes its captured buffers: a copy must not land while
+      // an earlier launch on the stream still reads or writes the buffer.
+      if (b.bytes > 0 &&
+          cudaMemcpyAsync(it->second, b.data, b.bytes, cudaMemcpyHostToDevice, stream_) != cudaSuccess) {
+        return false;
+      }
     }
     return true;
   }

@@ -1,0 +1,38 @@
+"""One ctxattn call and one FA2 call of a BENCH.md workload, for a profiler to attach to.
+
+Usage (GPU machine, repository root):
+    ncu --clock-control none -k regex:attention_kernel|flash_fwd \\
+        python3 scripts/profile_workload.py batch_1k [PAGE]
+with CTXATTN_LIBRARY and PYTHONPATH=python:scripts set as for gpu_portable_bench.py. Inputs and
+the FA2 peer call are those of gpu_portable_bench.py; a warm-up call of each precedes the
+profiled pair so that neither includes first-launch costs.
+"""
+
+import math
+import sys
+
+import torch
+
+import gpu_portable_bench as gb
+
+
+def main():
+    name = sys.argv[1] if len(sys.argv) > 1 else "batch_1k"
+    page = int(sys.argv[2]) if len(sys.argv) > 2 else 16
+    q_lens, kv_lens = gb.WORKLOADS[name]
+    p = gb.make_problem(q_lens, kv_lens, page)
+    out = torch.empty_like(p["query"])
+    workspace = torch.zeros(16 << 20, dtype=torch.uint8, device="cuda")
+    box = [None]
+    run_ctx = gb.ctxattn_call(p, out, workspace)
+    run_fa2 = gb.fa2_call(p, box)
+    for fn in (run_ctx, run_fa2, run_ctx, run_fa2):
+        fn()
+    torch.cuda.synchronize()
+    diff = (out.float() - box[0].float()).abs().max().item()
+    print(f"{name} page {page}: max |ctxattn - FA2| = {diff:.3g}")
+    assert math.isfinite(diff) and diff < 0.05, "outputs disagree"
+
+
+if __name__ == "__main__":
+    main()
