@@ -119,18 +119,32 @@ struct Epilogue {
 
     // Whole rows out, 16 bytes a store. Strides count elements of 2 bytes for 16-bit outputs and
     // bytes for e4m3 and nvfp4.
-    const int unit = bits == 16 ? 2 : 1;
-    char* out = static_cast<char*>(p.out);
-    const int group = p.group_size;
-    for (int c = tid; c < Tr::kBlockM * chunks; c += Tr::kThreads) {
-      const int row = c / chunks;
-      const int chunk = c % chunks;
-      const int packed = w.m0 + row;
-      if (packed >= w.packed_rows) continue;
-      const int64_t token = w.q_start + packed / group;
-      const int64_t head = static_cast<int64_t>(w.kv_head) * group + packed % group;
-      const uint4 v = ld_shared_16(stage + out_chunk(row, chunk, chunks));
-      st_global_16(out + (token * p.out_stride_token + head * p.out_stride_head) * unit + chunk * 16, v);
+    const int64_t unit = bits == 16 ? 2 : 1;
+    const int64_t stride_token = p.out_stride_token * unit;
+    const int64_t stride_head = p.out_stride_head * unit;
+    if (bits == 16) {
+      store_rows<Tr::kHeadDim / 8>(p, w, stage, tid, stride_token, stride_head);
+    } else if (bits == 8) {
+      store_rows<Tr::kHeadDim / 16>(p, w, stage, tid, stride_token, stride_head);
+    } else {
+      store_rows<Tr::kHeadDim / 32>(p, w, stage, tid, stride_token, stride_head);
+    }
+  }
+
+  // Copies the staged tile (kChunks 16-byte chunks a row) to the output rows of the request: a
+  // thread stores chunk tid % kChunks of every kRowStep-th row.
+  template <int kChunks>
+  __device__ static void store_rows(const Params& p, const CtaWork& w, uint32_t stage, int tid, int64_t stride_token,
+                                    int64_t stride_head) {
+    constexpr int kRowStep = Tr::kThreads / kChunks;
+    static_assert(Tr::kThreads % kChunks == 0 && Tr::kBlockM % kRowStep == 0, "whole rows per pass");
+    const int chunk = tid % kChunks;
+    char* out = static_cast<char*>(p.out) + chunk * 16;
+    PackedRowWalk rows(w, p.group_size, tid / kChunks, kRowStep, stride_token, stride_head);
+#pragma unroll 4
+    for (int row = tid / kChunks; row < Tr::kBlockM; row += kRowStep, rows.next()) {
+      if (rows.packed >= w.packed_rows) break;  // rows only grow
+      st_global_16(out + rows.offset, ld_shared_16(stage + out_chunk(row, chunk, kChunks)));
     }
   }
 };

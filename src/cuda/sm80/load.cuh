@@ -32,19 +32,19 @@ __device__ __forceinline__ void load_q(const Params& p, const CtaWork& w, uint32
   const uint32_t sign = negate ? 0x80008000u : 0u;
   const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
   const char* q_base = static_cast<const char*>(p.q);
-  const int group = p.group_size;
   if (p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) {
-    constexpr int kSrcChunks = Tr::kHeadDim / 16;  // 16 e4m3 values each
-    for (int c = tid; c < Tr::kBlockM * kSrcChunks; c += Tr::kThreads) {
-      const int row = c / kSrcChunks;
-      const int chunk = c % kSrcChunks;
-      const int packed = w.m0 + row;
+    // A thread reads source chunk tid % kSrcChunks (16 e4m3 values) of every kRowStep-th row.
+    constexpr int kSrcChunks = Tr::kHeadDim / 16;
+    constexpr int kRowStep = Tr::kThreads / kSrcChunks;
+    static_assert(Tr::kThreads % kSrcChunks == 0 && Tr::kBlockM % kRowStep == 0, "whole rows per pass");
+    const int chunk = tid % kSrcChunks;
+    PackedRowWalk rows(w, p.group_size, tid / kSrcChunks, kRowStep, p.q_stride_token, p.q_stride_head);
+#pragma unroll 4
+    for (int row = tid / kSrcChunks; row < Tr::kBlockM; row += kRowStep, rows.next()) {
       uint4 lo = zero;
       uint4 hi = zero;
-      if (packed < w.packed_rows) {
-        const int64_t token = w.q_start + packed / group;
-        const int64_t head = static_cast<int64_t>(w.kv_head) * group + packed % group;
-        const uint4 raw = ld_global_nc_16(q_base + token * p.q_stride_token + head * p.q_stride_head + chunk * 16);
+      if (rows.packed < w.packed_rows) {
+        const uint4 raw = ld_global_nc_16(q_base + rows.offset + chunk * 16);
         e4m3x16_to<T>(raw, lo, hi);
         lo = make_uint4(lo.x ^ sign, lo.y ^ sign, lo.z ^ sign, lo.w ^ sign);
         hi = make_uint4(hi.x ^ sign, hi.y ^ sign, hi.z ^ sign, hi.w ^ sign);
@@ -53,15 +53,16 @@ __device__ __forceinline__ void load_q(const Params& p, const CtaWork& w, uint32
       st_shared_16(q_tile + swizzled_chunk(row, 2 * chunk + 1, Tr::kRowChunks), hi);
     }
   } else {
-    for (int c = tid; c < Tr::kBlockM * Tr::kRowChunks; c += Tr::kThreads) {
-      const int row = c / Tr::kRowChunks;
-      const int chunk = c % Tr::kRowChunks;
-      const int packed = w.m0 + row;
+    // A thread copies chunk tid % kRowChunks of every kRowStep-th row.
+    constexpr int kRowStep = Tr::kThreads / Tr::kRowChunks;
+    static_assert(Tr::kThreads % Tr::kRowChunks == 0 && Tr::kBlockM % kRowStep == 0, "whole rows per pass");
+    const int chunk = tid % Tr::kRowChunks;
+    PackedRowWalk rows(w, p.group_size, tid / Tr::kRowChunks, kRowStep, p.q_stride_token * 2, p.q_stride_head * 2);
+#pragma unroll 4
+    for (int row = tid / Tr::kRowChunks; row < Tr::kBlockM; row += kRowStep, rows.next()) {
       const uint32_t dst = q_tile + swizzled_chunk(row, chunk, Tr::kRowChunks);
-      if (packed < w.packed_rows) {
-        const int64_t token = w.q_start + packed / group;
-        const int64_t head = static_cast<int64_t>(w.kv_head) * group + packed % group;
-        cp_async_16(dst, q_base + (token * p.q_stride_token + head * p.q_stride_head) * 2 + chunk * 16);
+      if (rows.packed < w.packed_rows) {
+        cp_async_16(dst, q_base + rows.offset + chunk * 16);
       } else {
         st_shared_16(dst, zero);
       }

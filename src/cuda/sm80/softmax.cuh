@@ -36,6 +36,19 @@ __device__ __forceinline__ float quad_sum(float x) {
   return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
+// Reduces x[0..kN) pairwise (depth log2 kN rather than a chain of kN - 1 dependent operations:
+// with two warps a scheduler, the chain's latency is not hidden). kN is a power of two.
+template <int kN, typename Op>
+__device__ __forceinline__ float tree_reduce(float (&x)[kN], Op op) {
+  static_assert((kN & (kN - 1)) == 0, "a power of two");
+#pragma unroll
+  for (int width = kN / 2; width >= 1; width /= 2) {
+#pragma unroll
+    for (int i = 0; i < width; ++i) x[i] = op(x[i], x[i + width]);
+  }
+  return x[0];
+}
+
 template <int kAtoms, int kSBlocks, int kOBlocks>
 struct OnlineSoftmax {
   static constexpr int kRows = 2 * kAtoms;  // row r: atom r / 2, half r % 2 (lane/4 + 8 * half)
@@ -61,10 +74,10 @@ struct OnlineSoftmax {
     for (int r = 0; r < kRows; ++r) {
       const int at = r / 2;
       const int e0 = 2 * (r % 2);
-      float m = s[at][0][e0];
+      float part[kSBlocks];
 #pragma unroll
-      for (int nb = 0; nb < kSBlocks; ++nb) m = fmaxf(m, fmaxf(s[at][nb][e0], s[at][nb][e0 + 1]));
-      tile_max[r] = quad_max(m) * scale;
+      for (int nb = 0; nb < kSBlocks; ++nb) part[nb] = fmaxf(s[at][nb][e0], s[at][nb][e0 + 1]);
+      tile_max[r] = quad_max(tree_reduce<kSBlocks>(part, [](float a, float b) { return fmaxf(a, b); })) * scale;
       // A row with nothing seen (-inf + 8 = -inf) grows as soon as a tile allows it a key.
       grow |= tile_max[r] > row_max[r] + kRescaleLog2;
     }
@@ -91,14 +104,14 @@ struct OnlineSoftmax {
       const int at = r / 2;
       const int e0 = 2 * (r % 2);
       const float neg_base = row_max[r] == -CUDART_INF_F ? 0.0f : -row_max[r];
-      float sum = 0.0f;
+      float part[kSBlocks];
 #pragma unroll
       for (int nb = 0; nb < kSBlocks; ++nb) {
         s[at][nb][e0] = fast_exp2(fmaf(s[at][nb][e0], scale, neg_base));
         s[at][nb][e0 + 1] = fast_exp2(fmaf(s[at][nb][e0 + 1], scale, neg_base));
-        sum += s[at][nb][e0] + s[at][nb][e0 + 1];
+        part[nb] = s[at][nb][e0] + s[at][nb][e0 + 1];
       }
-      row_sum[r] += sum;
+      row_sum[r] += tree_reduce<kSBlocks>(part, [](float a, float b) { return a + b; });
     }
   }
 

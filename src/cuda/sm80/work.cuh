@@ -65,5 +65,43 @@ __device__ __forceinline__ int packed_row(const CtaWork& w, int warp, int lane, 
   return w.m0 + warp * kWarpRows + (r / 2) * 16 + (lane >> 2) + 8 * (r % 2);
 }
 
+// The packed rows first, first + step, first + 2 * step, ... of a CTA, walked as byte offsets
+// into a [token, head] tensor (Q or out) with one division at construction instead of one a row:
+// each step adds step / G tokens and step % G heads, and carries a head past G into the next
+// token. The Q load and the output store each walk a thread's rows this way.
+struct PackedRowWalk {
+  int packed;           // current packed row (CTA rows are m0 + tile row)
+  int head_in_group;    // packed % G
+  int64_t offset;       // bytes: (q_start + packed / G) * stride_token + (kv_head * G + packed % G) * stride_head
+  int group;
+  int step;
+  int step_heads;       // step % G
+  int64_t step_offset;  // bytes of (step / G) tokens and (step % G) heads
+  int64_t carry_offset; // bytes of one token forward, G heads back
+
+  // Strides in bytes.
+  __device__ PackedRowWalk(const CtaWork& w, int group_size, int first, int step_rows, int64_t stride_token,
+                           int64_t stride_head) {
+    group = group_size;
+    step = step_rows;
+    packed = w.m0 + first;
+    head_in_group = packed % group;
+    offset = (w.q_start + packed / group) * stride_token + (static_cast<int64_t>(w.kv_head) * group + head_in_group) * stride_head;
+    step_heads = step % group;
+    step_offset = (step / group) * stride_token + step_heads * stride_head;
+    carry_offset = stride_token - group * stride_head;
+  }
+
+  __device__ __forceinline__ void next() {
+    packed += step;
+    head_in_group += step_heads;
+    offset += step_offset;
+    if (head_in_group >= group) {
+      head_in_group -= group;
+      offset += carry_offset;
+    }
+  }
+};
+
 }  // namespace sm80
 }  // namespace ctxattn
