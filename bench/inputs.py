@@ -154,10 +154,13 @@ def _cumsum(values):
     return out
 
 
-def check_case(case):
+def check_case(case, no_prefix=False):
     """The small ragged instance that each implementation must pass before `case` is timed: the
-    same heads, head dim, dtypes, sinks and page size, a narrow window where `case` has one."""
+    same heads, head dim, dtypes, sinks and page size, a narrow window where `case` has one.
+    Requests have cached prefixes (kv_len > q_len) unless `no_prefix`, for peers whose causal mask
+    is top-left aligned and which are only timed on workloads without prefixes."""
     w = case.workload
     window = CHECK_WINDOW if w.window_left >= 0 else -1
-    small = dataclasses.replace(w, q_lens=CHECK_Q_LENS, kv_lens=CHECK_KV_LENS, window_left=window)
+    kv_lens = CHECK_Q_LENS if no_prefix else CHECK_KV_LENS
+    small = dataclasses.replace(w, q_lens=CHECK_Q_LENS, kv_lens=kv_lens, window_left=window)
     return Case(small, case.dtype, case.page_size)

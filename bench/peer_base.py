@@ -33,6 +33,10 @@ class Peer:
     # The timed call reads the paged cache, so its time depends on the page size.
     paged = False
     device_types = ("cuda",)
+    # The causal mask is aligned top-left (query i sees keys 0..i), which is the contract's
+    # bottom-right mask only where every request has kv_len == q_len: such a peer is checked on an
+    # instance without cached prefixes and skipped on workloads that have them.
+    causal_top_left = False
 
     def available(self):
         """None when the implementation can be used in this process, else the reason."""

@@ -92,6 +92,9 @@ class CudnnVarlen(Peer):
     """torch.ops.aten._cudnn_attention_forward on packed [T, H, D] with cumulative lengths."""
 
     name = "cudnn_varlen"
+    # Measured with torch 2.11 / cuDNN 9.19 on an H200: with kv_len > q_len the op masks top-left
+    # (every row of a request with a cached prefix wrong), and cumulative lengths must be int32.
+    causal_top_left = True
 
     def strategies(self, case):
         return ("gqa", "KV heads expanded")

@@ -110,8 +110,8 @@ class Runner:
 
     # ---- check ----
 
-    def _check_instance(self, case):
-        ccase = check_case(case)
+    def _check_instance(self, case, no_prefix=False):
+        ccase = check_case(case, no_prefix)
         if ccase not in self._check_inputs:
             cinp = build(ccase, self.device, seed=self.seed + 1000, check=True, true_size=False)
             self._check_inputs[ccase] = (cinp, reference(cinp))
@@ -119,15 +119,17 @@ class Runner:
 
     def checked(self, peer, case):
         """(strategy or None, message): the first calling strategy that matches the reference."""
-        ccase = check_case(case)
+        ccase = check_case(case, peer.causal_top_left)
         key = (peer.name, ccase if peer.paged else dataclasses.replace(ccase, page_size=0))
         if key not in self._check_results:
             self._check_results[key] = self._run_check(peer, case)
         return self._check_results[key]
 
     def _run_check(self, peer, case):
+        if peer.causal_top_left and any(k != q for q, k in zip(case.workload.q_lens, case.workload.kv_lens)):
+            return None, "skip: its causal mask is top-left aligned and this workload has cached prefixes"
         try:
-            cinp, ref = self._check_instance(case)
+            cinp, ref = self._check_instance(case, peer.causal_top_left)
         except Exception as e:
             return None, f"error: building the check instance: {describe(e)}"
         failures = []
