@@ -1,0 +1,21 @@
+# ctest: the shared library exports the C API and nothing else (cmake/ctxattn.map). A leaked
+# symbol from a statically linked runtime would bind against the host process's copy of it.
+#   cmake -DLIB=<path of libctxattn.so> -DNM=<nm> -P check_exports.cmake
+execute_process(COMMAND ${NM} -D --defined-only ${LIB} OUTPUT_VARIABLE listing RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${NM} failed on ${LIB}")
+endif()
+string(REGEX MATCHALL "[^\n]+" lines "${listing}")
+set(exported 0)
+foreach(line IN LISTS lines)
+  string(REGEX REPLACE "^.* " "" symbol "${line}")
+  if(symbol MATCHES "^ctxattn_")
+    math(EXPR exported "${exported} + 1")
+  elseif(NOT symbol MATCHES "^CTXATTN_[0-9.]*$")
+    message(SEND_ERROR "exported outside the C API: ${line}")
+  endif()
+endforeach()
+if(exported EQUAL 0)
+  message(FATAL_ERROR "no ctxattn_ symbol exported by ${LIB}")
+endif()
+message(STATUS "${exported} ctxattn_ symbols exported, nothing else")
