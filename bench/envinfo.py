@@ -25,8 +25,11 @@ def _run(cmd):
 
 
 def git_commit():
-    """The commit of the working tree (with -dirty when tracked files differ), or
-    $CTXATTN_GIT_COMMIT where the tree travelled without its .git folder."""
+    """$CTXATTN_GIT_COMMIT when set (a tree copied to another machine may carry a stale or no
+    .git folder: the sender names the commit), else the working tree's commit, with -dirty when
+    tracked files differ."""
+    if os.environ.get("CTXATTN_GIT_COMMIT"):
+        return os.environ["CTXATTN_GIT_COMMIT"]
     sha, err = _run(["git", "rev-parse", "--short=12", "HEAD"])
     if sha is None:
         return os.environ.get("CTXATTN_GIT_COMMIT", f"unknown ({err}; set CTXATTN_GIT_COMMIT)")
