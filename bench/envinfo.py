@@ -32,7 +32,7 @@ def git_commit():
         return os.environ["CTXATTN_GIT_COMMIT"]
     sha, err = _run(["git", "rev-parse", "--short=12", "HEAD"])
     if sha is None:
-        return os.environ.get("CTXATTN_GIT_COMMIT", f"unknown ({err}; set CTXATTN_GIT_COMMIT)")
+        return f"unknown ({err}; set CTXATTN_GIT_COMMIT)"
     status, _ = _run(["git", "status", "--porcelain", "--untracked-files=no"])
     return sha + ("-dirty" if status else "")
 
