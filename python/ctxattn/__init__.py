@@ -3,22 +3,33 @@
 `ctxattn.trtllm_batch_context_with_kv_cache` is FlashInfer's
 `flashinfer.prefill.trtllm_batch_context_with_kv_cache`, same arguments, on CPU tensors (the CPU
 backend) and CUDA tensors (the CUDA backends). `ctxattn.prefill` mirrors FlashInfer's module path.
+The library picks the backend of each call; `use_backend`, `set_backend` or the environment
+variable CTXATTN_BACKEND force one by name, and `selected_backend` says which one a call would use.
 """
 
-from . import _lib, prefill
+from . import _backend, _lib, prefill
+from ._backend import get_backend, set_backend, use_backend
 from ._lib import LibraryError, library_path
 from .fp4 import FP4Tensor
-from .prefill import trtllm_batch_context_with_kv_cache
+from .prefill import selected_backend, trtllm_batch_context_with_kv_cache
 
 __all__ = [
+    "BACKENDS",
     "FP4Tensor",
     "LibraryError",
+    "get_backend",
     "has_cuda",
     "library_path",
     "prefill",
+    "selected_backend",
+    "set_backend",
     "trtllm_batch_context_with_kv_cache",
+    "use_backend",
     "version",
 ]
+
+# The names use_backend / set_backend / CTXATTN_BACKEND accept ("-" for "_" and any case too).
+BACKENDS = tuple(_backend.CODES)
 
 __version__ = "0.1.0"
 

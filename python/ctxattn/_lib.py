@@ -33,6 +33,10 @@ DEVICE_CPU = 0
 DEVICE_CUDA = 1
 
 BACKEND_AUTO = 0
+BACKEND_CPU_REFERENCE = 1
+BACKEND_CPU = 2
+BACKEND_CUDA_PORTABLE = 3
+BACKEND_CUDA_SM90 = 4
 
 _c_enum = ctypes.c_int
 
@@ -237,6 +241,14 @@ def run(args):
     """Calls ctxattn_batch_context_with_kv_cache; raises on a non-OK status."""
     lib = load()
     raise_for_status(lib, lib.ctxattn_batch_context_with_kv_cache(ctypes.byref(args)))
+
+
+def select_backend(args):
+    """The ctxattn_backend_t code the call described by `args` would run on (args.backend honoured)."""
+    lib = load()
+    code = _c_enum(0)
+    raise_for_status(lib, lib.ctxattn_select_backend(ctypes.byref(args), ctypes.byref(code)))
+    return code.value
 
 
 def workspace_size(args):

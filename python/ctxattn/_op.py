@@ -4,13 +4,15 @@ The op takes already-resolved tensors (K and V as two views, every output alloca
 `out`, `out_scale`, `lse` and `workspace_buffer`; it returns nothing. Its fake implementation has
 nothing to compute, so torch.compile traces the call and CUDA graphs capture it. Argument checks
 that need Python's view of the tensors live in prefill.py; the C library validates the rest.
+The backend is not an argument of the op: its eager implementation reads the thread's or
+process's setting (_backend.py) each time it runs, so the schema stays the same whatever is forced.
 """
 
 from typing import Optional
 
 import torch
 
-from . import _lib
+from . import _backend, _lib
 
 OP_NAME = "ctxattn::batch_context_with_kv_cache"
 
@@ -114,6 +116,43 @@ def _set_output(a, out, out_scale, out_scale_start_index, o_sf_scale, o_sf_vec_s
         a.lse_stride_head = lse.stride(1)
 
 
+def _args(
+    query, k_cache, v_cache, workspace_buffer, block_tables, seq_lens, cum_seq_lens_q, cum_seq_lens_kv,
+    max_q_len, max_kv_len, batch_size, bmm1_scale, bmm2_scale, bmm1_scale_tensor, bmm2_scale_tensor,
+    window_left, causal, sinks, kv_layout, enable_pdl, out, out_scale, out_scale_start_index, o_sf_scale,
+    o_sf_vec_size, lse,
+):
+    """(ctxattn_args_t of the op's arguments, where a forced backend was set or None).
+
+    The backend is read here, when the call runs (never when it is traced): _backend.py."""
+    a = _lib.new_args()
+    _set_execution(a, query.device, workspace_buffer, enable_pdl)
+    _set_query_and_kv(a, query, k_cache, v_cache, kv_layout)
+    _set_metadata(a, block_tables, seq_lens, cum_seq_lens_q, cum_seq_lens_kv, batch_size, max_q_len,
+                  max_kv_len)
+    _set_math(a, bmm1_scale, bmm2_scale, bmm1_scale_tensor, bmm2_scale_tensor, window_left, causal, sinks)
+    _set_output(a, out, out_scale, out_scale_start_index, o_sf_scale, o_sf_vec_size, lse)
+    a.backend, forced_by = _backend.requested(query.device.type)
+    return a, forced_by
+
+
+def _naming_the_setting(fn, a, forced_by):
+    """fn(a); a forced backend's NotImplementedError keeps the library's message and says which
+    setting forced it."""
+    try:
+        return fn(a)
+    except NotImplementedError as e:
+        if forced_by is None:
+            raise
+        raise NotImplementedError(f"{e} (backend forced by {forced_by})") from None
+
+
+def select_backend(*op_args):
+    """The backend name the op with these arguments would run on, without running it."""
+    a, forced_by = _args(*op_args)
+    return _backend.NAMES[_naming_the_setting(_lib.select_backend, a, forced_by)]
+
+
 @torch.library.custom_op(
     OP_NAME, mutates_args=("workspace_buffer", "out", "out_scale", "lse"), device_types=None
 )
@@ -148,16 +187,16 @@ def batch_context_with_kv_cache(
     """Computes attention into `out` (and `out_scale` for nvfp4, `lse` when given).
 
     K and V are 4-D views in `kv_layout` order; a float scale is used when its tensor is None.
-    `out_scale` non-None selects nvfp4 output (`out` then holds the packed e2m1 bytes).
+    `out_scale` non-None selects nvfp4 output (`out` then holds the packed e2m1 bytes). The
+    backend is not an argument: it is read from the thread's / process's setting at run time.
     """
-    a = _lib.new_args()
-    _set_execution(a, query.device, workspace_buffer, enable_pdl)
-    _set_query_and_kv(a, query, k_cache, v_cache, kv_layout)
-    _set_metadata(a, block_tables, seq_lens, cum_seq_lens_q, cum_seq_lens_kv, batch_size, max_q_len,
-                  max_kv_len)
-    _set_math(a, bmm1_scale, bmm2_scale, bmm1_scale_tensor, bmm2_scale_tensor, window_left, causal, sinks)
-    _set_output(a, out, out_scale, out_scale_start_index, o_sf_scale, o_sf_vec_size, lse)
-    _lib.run(a)
+    a, forced_by = _args(
+        query, k_cache, v_cache, workspace_buffer, block_tables, seq_lens, cum_seq_lens_q,
+        cum_seq_lens_kv, max_q_len, max_kv_len, batch_size, bmm1_scale, bmm2_scale, bmm1_scale_tensor,
+        bmm2_scale_tensor, window_left, causal, sinks, kv_layout, enable_pdl, out, out_scale,
+        out_scale_start_index, o_sf_scale, o_sf_vec_size, lse,
+    )
+    _naming_the_setting(_lib.run, a, forced_by)
 
 
 @batch_context_with_kv_cache.register_fake

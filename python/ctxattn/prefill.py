@@ -7,6 +7,7 @@ caller did not give, and calls the torch custom op. The C library validates ever
 before it writes anything.
 """
 
+import inspect
 import numbers
 import operator
 from typing import List, Optional, Tuple, Union
@@ -16,7 +17,7 @@ import torch
 from . import _op  # noqa: F401  (registers torch.ops.ctxattn.batch_context_with_kv_cache)
 from .fp4 import FP4Tensor
 
-__all__ = ["trtllm_batch_context_with_kv_cache", "FP4Tensor"]
+__all__ = ["trtllm_batch_context_with_kv_cache", "selected_backend", "FP4Tensor"]
 
 _INT32_MIN = -(2**31)
 _INT32_MAX = 2**31 - 1
@@ -283,6 +284,72 @@ def _check_metadata(block_tables, seq_lens, cum_seq_lens_q, cum_seq_lens_kv, bat
         _metadata(name, t, (torch.int32,), "int32", (batch_size + 1,), "[batch_size + 1]", device)
 
 
+def _resolve(
+    query: torch.Tensor,
+    kv_cache: Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]],
+    workspace_buffer: torch.Tensor,
+    block_tables: torch.Tensor,
+    seq_lens: torch.Tensor,
+    max_q_len: int,
+    max_kv_len: int,
+    bmm1_scale: Union[float, torch.Tensor],
+    bmm2_scale: Union[float, torch.Tensor],
+    batch_size: int,
+    cum_seq_lens_q: torch.Tensor,
+    cum_seq_lens_kv: torch.Tensor,
+    window_left: int = -1,
+    out: Optional[Union[torch.Tensor, FP4Tensor]] = None,
+    out_dtype: Optional[Union[str, torch.dtype]] = None,
+    o_sf_scale: Optional[float] = None,
+    o_sf_vec_size: Optional[int] = None,
+    kv_layout: str = "HND",
+    enable_pdl: Optional[bool] = None,
+    sinks: Optional[List[torch.Tensor]] = None,
+    causal: bool = True,
+    lse: Optional[torch.Tensor] = None,
+    return_lse: bool = False,
+):
+    """(the custom op's arguments, what the call returns): every check Python makes, and the
+    outputs the caller did not give, allocated."""
+    _check_query(query)
+    device = query.device
+    if not isinstance(kv_layout, str):
+        raise TypeError(f"kv_layout: expected 'HND' or 'NHD', got {_kind(kv_layout)}")
+    if kv_layout not in ("HND", "NHD"):
+        raise ValueError(f"kv_layout: expected 'HND' or 'NHD', got {kv_layout!r}")
+    k_cache, v_cache = _split_kv_cache(kv_cache, kv_layout, query)
+
+    _tensor("workspace_buffer", workspace_buffer)
+    _device("workspace_buffer", workspace_buffer, device)
+    _contiguous("workspace_buffer", workspace_buffer)
+
+    batch_size = _int("batch_size", batch_size, 0)
+    max_q_len = _int("max_q_len", max_q_len)
+    max_kv_len = _int("max_kv_len", max_kv_len)
+    window_left = _int("window_left", window_left)
+    _check_metadata(block_tables, seq_lens, cum_seq_lens_q, cum_seq_lens_kv, batch_size, device)
+
+    scale1, scale1_tensor = _split_scale("bmm1_scale", bmm1_scale, device)
+    scale2, scale2_tensor = _split_scale("bmm2_scale", bmm2_scale, device)
+    sinks = _resolve_sinks(sinks, query.shape[1], device)
+    pdl = -1 if enable_pdl is None else int(_flag("enable_pdl", enable_pdl))
+    causal = _flag("causal", causal)
+    return_lse = _flag("return_lse", return_lse)
+
+    out_t, out_scale, start, sf_scale, vec_size, result = _resolve_out(
+        out, out_dtype, o_sf_scale, o_sf_vec_size, query
+    )
+    lse = _resolve_lse(lse, return_lse, query)
+
+    op_args = (
+        query, k_cache, v_cache, workspace_buffer, block_tables, seq_lens, cum_seq_lens_q,
+        cum_seq_lens_kv, max_q_len, max_kv_len, batch_size, scale1, scale2, scale1_tensor,
+        scale2_tensor, window_left, causal, sinks, kv_layout, pdl, out_t, out_scale, start,
+        sf_scale, vec_size, lse,
+    )
+    return op_args, ((result, lse) if return_lse else result)
+
+
 def trtllm_batch_context_with_kv_cache(
     query: torch.Tensor,
     kv_cache: Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]],
@@ -333,40 +400,26 @@ def trtllm_batch_context_with_kv_cache(
 
     Returns out (a tensor or FP4Tensor), or (out, lse) when return_lse is True.
     """
-    _check_query(query)
-    device = query.device
-    if not isinstance(kv_layout, str):
-        raise TypeError(f"kv_layout: expected 'HND' or 'NHD', got {_kind(kv_layout)}")
-    if kv_layout not in ("HND", "NHD"):
-        raise ValueError(f"kv_layout: expected 'HND' or 'NHD', got {kv_layout!r}")
-    k_cache, v_cache = _split_kv_cache(kv_cache, kv_layout, query)
-
-    _tensor("workspace_buffer", workspace_buffer)
-    _device("workspace_buffer", workspace_buffer, device)
-    _contiguous("workspace_buffer", workspace_buffer)
-
-    batch_size = _int("batch_size", batch_size, 0)
-    max_q_len = _int("max_q_len", max_q_len)
-    max_kv_len = _int("max_kv_len", max_kv_len)
-    window_left = _int("window_left", window_left)
-    _check_metadata(block_tables, seq_lens, cum_seq_lens_q, cum_seq_lens_kv, batch_size, device)
-
-    scale1, scale1_tensor = _split_scale("bmm1_scale", bmm1_scale, device)
-    scale2, scale2_tensor = _split_scale("bmm2_scale", bmm2_scale, device)
-    sinks = _resolve_sinks(sinks, query.shape[1], device)
-    pdl = -1 if enable_pdl is None else int(_flag("enable_pdl", enable_pdl))
-    causal = _flag("causal", causal)
-    return_lse = _flag("return_lse", return_lse)
-
-    out_t, out_scale, start, sf_scale, vec_size, result = _resolve_out(
-        out, out_dtype, o_sf_scale, o_sf_vec_size, query
+    op_args, returned = _resolve(
+        query, kv_cache, workspace_buffer, block_tables, seq_lens, max_q_len, max_kv_len, bmm1_scale,
+        bmm2_scale, batch_size, cum_seq_lens_q, cum_seq_lens_kv, window_left, out, out_dtype, o_sf_scale,
+        o_sf_vec_size, kv_layout, enable_pdl, sinks, causal, lse, return_lse,
     )
-    lse = _resolve_lse(lse, return_lse, query)
+    torch.ops.ctxattn.batch_context_with_kv_cache(*op_args)
+    return returned
 
-    torch.ops.ctxattn.batch_context_with_kv_cache(
-        query, k_cache, v_cache, workspace_buffer, block_tables, seq_lens, cum_seq_lens_q,
-        cum_seq_lens_kv, max_q_len, max_kv_len, batch_size, scale1, scale2, scale1_tensor,
-        scale2_tensor, window_left, causal, sinks, kv_layout, pdl, out_t, out_scale, start,
-        sf_scale, vec_size, lse,
-    )
-    return (result, lse) if return_lse else result
+
+def selected_backend(*args, **kwargs):
+    """The backend ("cpu", "cpu_reference", "cuda_portable" or "cuda_sm90") that
+    `trtllm_batch_context_with_kv_cache` with the same arguments would run on now, given the
+    backend setting in effect (ctxattn.use_backend / set_backend / CTXATTN_BACKEND, else auto).
+
+    Runs the call's checks and the library's validation and backend choice, computes nothing and
+    writes nothing (outputs the call would allocate are allocated and dropped). Raises what the
+    call would raise: NotImplementedError when a forced backend cannot serve these arguments.
+    """
+    op_args, _ = _resolve(*args, **kwargs)
+    return _op.select_backend(*op_args)
+
+
+selected_backend.__signature__ = inspect.signature(_resolve)
