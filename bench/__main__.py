@@ -45,6 +45,9 @@ def parse_args(argv):
                    help="on the CPU: build every selected GPU-suite workload shrunk by --shrink, check "
                         "the CPU implementations on it, report which GPU peers import; no GPU needed")
     p.add_argument("--shrink", type=int, default=64, help="length divisor of --dry-run (default 64)")
+    p.add_argument("--list", action="store_true",
+                   help="print the selected cases (true GPU sizes, or the CPU suite's with --device cpu) "
+                        "and implementations, then exit without building or running anything")
     p.add_argument("--checks-only", action="store_true",
                    help="run the reference checks (and so FlashInfer's JIT builds) without timing")
     p.add_argument("--no-check", action="store_true", help="time without the reference checks")
@@ -95,12 +98,12 @@ def select(args, device):
     return select_cases(suite, args.workloads, args.dtype, args.page_size)
 
 
-def true_sizes(args):
-    """Lines naming each selected case at its true GPU size, for a dry run to show."""
+def true_sizes(args, suite=None, title="# true sizes of the selected cases (built on CUDA only):"):
+    """Lines naming each selected case at its true GPU size (or in `suite`), for a dry run to show."""
     from bench.workloads import gpu_suite, select_cases
 
-    lines = ["# true sizes of the selected cases (built on CUDA only):"]
-    for c in select_cases(gpu_suite(), args.workloads, args.dtype, args.page_size):
+    lines = [title]
+    for c in select_cases(suite or gpu_suite(), args.workloads, args.dtype, args.page_size):
         w = c.workload
         lines.append(f"#   {c.id:<40} batch {w.batch_size:>3}  q {sum(w.q_lens):>7}  kv {sum(w.kv_lens):>7}  "
                      f"{c.flops() / 1e9:>10.1f} GFLOP")
@@ -127,17 +130,41 @@ def measure_ceilings(timer, device, cases, quick):
 
 
 def summary(rows):
-    ratios = [r["vs_best"] for r in rows if r.get("impl") == "ctxattn" and "vs_best" in r]
-    if not ratios:
-        return "no case has both ctxattn and a peer timed"
-    geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
-    return (f"ctxattn vs best peer over {len(ratios)} cases: geomean {geo:.2f}x, "
-            f"min {min(ratios):.2f}x, max {max(ratios):.2f}x (>1: ctxattn faster)")
+    """One line per ctxattn variant: geometric mean, minimum and maximum of vs_best."""
+    from bench.runner import is_ctxattn
+
+    lines = []
+    for impl in dict.fromkeys(r["impl"] for r in rows if is_ctxattn(r["impl"])):
+        ratios = [r["vs_best"] for r in rows if r["impl"] == impl and "vs_best" in r]
+        if ratios:
+            geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+            lines.append(f"{impl} vs best peer over {len(ratios)} cases: geomean {geo:.2f}x, "
+                         f"min {min(ratios):.2f}x, max {max(ratios):.2f}x (>1: {impl} faster)")
+    return "\n".join(lines) or "no case has both ctxattn and a peer timed"
+
+
+def list_selection(args):
+    """--list: the cases and implementations a run with these arguments would cover."""
+    from bench.peers import make_peers
+    from bench.workloads import cpu_suite
+
+    device_type = "cpu" if args.device == "cpu" else "cuda"
+    suite = cpu_suite() if device_type == "cpu" else None
+    try:
+        print(true_sizes(args, suite, f"# cases ({'CPU suite' if suite else 'true GPU sizes'}):"))
+        impls = make_peers(device_type, args.impl)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"# implementations on {device_type}: {', '.join(p.name for p in impls)}")
+    return 0
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
+    if args.list:
+        return list_selection(args)
     import torch
 
     if args.dry_run or args.device == "cpu" or (args.device == "auto" and not torch.cuda.is_available()):

@@ -1,6 +1,7 @@
-"""Peers from other packages, both reading the same paged cache as ctxattn: FlashInfer's batch
-prefill wrapper on its Hopper (fa3) backend, and cuDNN's paged SDPA graph through the cuDNN
-frontend. A GPU machine without network gets both from bench/fetch_wheels.sh.
+"""Peers from other packages: FlashInfer's batch prefill wrapper on its Hopper (fa3) backend and
+cuDNN's paged SDPA graph through the cuDNN frontend, both reading the same paged cache as ctxattn,
+and FlashAttention-3's forward (fa3-fwd) on the same KV gathered into contiguous memory. A GPU
+machine without network gets them from bench/fetch_wheels.sh.
 """
 
 import importlib
@@ -194,5 +195,54 @@ class CudnnPaged(Peer):
         return Prepared(run, lambda o: o, "; ".join(n for n in notes if n), exact)
 
 
+class FlashAttn3(Peer):
+    """FlashAttention-3's forward from PyPI `fa3-fwd` (module fa3_fwd_interface), varlen, on KV
+    gathered into contiguous [tokens, kv_heads, head_dim] tensors before timing (this build reads
+    no pages): a no-paging upper bound, like the torch peers.
+
+    The build has bf16 and e4m3 kernels for head dims 64-256 (96 and 192 too), native GQA and a
+    bottom-right causal mask; it was built without fp16, sliding windows (local attention) and
+    paging, and it has no attention sinks. num_splits=0 lets its own heuristic split the KV axis
+    when the tiles would not fill the GPU (chunk_long_tp8), pack_gqa=None its own choice of
+    packing query heads. e4m3 inputs get unit descale factors, as FlashInfer gets unit q/k/v
+    scales: the case's bmm1_scale is the softmax scale, and the output is bf16.
+    """
+
+    name = "fa3"
+    HEAD_DIMS = (64, 96, 128, 192, 256)
+
+    def available(self):
+        try:
+            import fa3_fwd_interface  # noqa: F401  (loads its kernels into torch.ops.fa3_fwd)
+        except Exception as e:
+            return f"fa3-fwd not importable: {type(e).__name__}: {e}"
+        return None
+
+    def prepare(self, inp, strategy="", check=False):
+        from fa3_fwd_interface import flash_attn_varlen_func
+
+        w, case = inp.workload, inp.case
+        require(inp.sinks is None, "this FA3 build has no attention sinks")
+        require(inp.window_left < 0, "this FA3 build has no sliding window (built without local attention)")
+        require(case.dtype == "bf16", "this FA3 build has no fp16 kernels")
+        require(w.head_dim in self.HEAD_DIMS, f"FA3 takes head dims {self.HEAD_DIMS}, got {w.head_dim}")
+        q = inp.query
+        k, v = inp.gathered()
+        kwargs = {}
+        if case.in_dtype == "fp8":
+            unit = torch.ones(w.batch_size, w.num_kv_heads, dtype=torch.float32, device=inp.device)
+            kwargs.update(q_descale=unit, k_descale=unit, v_descale=unit)
+        cu_q, cu_k = inp.cum_seq_lens_q, inp.cum_seq_lens_kv
+        max_q, max_k, scale = inp.max_q_len, inp.max_kv_len, inp.bmm1_scale
+
+        def run():
+            return flash_attn_varlen_func(q, k, v, cu_q, cu_k, max_q, max_k, softmax_scale=scale,
+                                          causal=True, num_splits=0, pack_gqa=None, **kwargs)
+
+        run()
+        exact = case.out_dtype != "nvfp4"
+        return Prepared(run, lambda o: o, "gathered KV" + ("" if exact else f"; {case.dtype} out"), exact)
+
+
 def external_peers():
-    return [FlashInferFa3(), CudnnPaged()]
+    return [FlashAttn3(), FlashInferFa3(), CudnnPaged()]

@@ -5,6 +5,8 @@ import json
 import math
 import os
 
+from bench.runner import is_ctxattn
+
 COLUMNS = (
     "case", "workload", "variant", "in_dtype", "out_dtype", "page_size", "batch", "q_tokens",
     "kv_tokens", "qo_heads", "kv_heads", "head_dim", "window_left", "sinks", "gflop", "impl",
@@ -34,11 +36,11 @@ def format_case(rows):
     first = rows[0]
     lines = [f"{first['case']}  ({first['gflop']:.1f} GFLOP, batch {first['batch']}, "
              f"{first['q_tokens']} q / {first['kv_tokens']} kv tokens)"]
-    lines.append(f"  {'impl':<16}{'median us':>11}{'p10-p90 us':>19}{'TFLOP/s':>9}{'%ceil':>7}  "
-                 f"{'ratio':<28}note / status")
+    lines.append(f"  {'impl':<19}{'median us':>11} {'p10-p90 us':>19}{'TFLOP/s':>9}{'%ceil':>7}  "
+                 f"{'ratio':<28} note / status")
     for r in rows:
         if r.get("status") != "ok":
-            lines.append(f"  {r['impl']:<16}{'-':>11}{'':>19}{'':>9}{'':>7}  {'':<28}{r.get('status', '')}")
+            lines.append(f"  {r['impl']:<19}{'-':>11} {'':>19}{'':>9}{'':>7}  {'':<28} {r.get('status', '')}")
             continue
         spread = f"{_num(r['p10_us'], '.1f')}-{_num(r['p90_us'], '.1f')}"
         if "vs_best" in r:
@@ -49,8 +51,8 @@ def format_case(rows):
             ratio = ""
         pct = _num(r.get("pct_ceiling"), ".1f")
         tflops = format(r["tflops"], ".1f" if r["tflops"] >= 10 else ".3f")
-        lines.append(f"  {r['impl']:<16}{r['median_us']:>11.1f}{spread:>19}{tflops:>9}{pct:>7}  "
-                     f"{ratio:<28}{r.get('note', '')}")
+        lines.append(f"  {r['impl']:<19}{r['median_us']:>11.1f} {spread:>19}{tflops:>9}{pct:>7}  "
+                     f"{ratio:<28} {r.get('note', '')}")
     return "\n".join(lines)
 
 
@@ -76,7 +78,8 @@ def write_json(path, info, ceilings, rows):
 
 
 def write_plot(path, info, ceilings, rows):
-    """Bars of TFLOP/s per case and implementation, and ctxattn against the best peer.
+    """Bars of TFLOP/s per case and implementation, and each ctxattn variant against the best peer
+    (bars in the variant's colour).
 
     Returns None when written, else why not (matplotlib is optional)."""
     try:
@@ -119,8 +122,16 @@ def write_plot(path, info, ceilings, rows):
                   "(hatched: other precision)", fontsize=10)
     top.legend(handles=[Patch(color=cmap(j % 10), label=impl) for j, impl in enumerate(impls)],
                fontsize=8, ncol=min(4, len(impls)))
-    ratios = [by[(c, "ctxattn")].get("vs_best") if (c, "ctxattn") in by else None for c in cases]
-    bottom.bar([i for i, v in enumerate(ratios) if v], [v for v in ratios if v], 0.6, color=cmap(0))
+    ours = [impl for impl in impls if is_ctxattn(impl)]
+    for j, impl in enumerate(ours):
+        step = 0.6 / len(ours)
+        xs, ys = [], []
+        for i, c in enumerate(cases):
+            v = by[(c, impl)].get("vs_best") if (c, impl) in by else None
+            if v:
+                xs.append(i - 0.3 + (j + 0.5) * step)
+                ys.append(v)
+        bottom.bar(xs, ys, step, color=cmap(impls.index(impl) % 10))
     bottom.axhline(1.0, color="black", linewidth=0.8)
     bottom.set_ylabel("ctxattn vs best peer\n(>1: ctxattn faster)")
     bottom.set_xticks(range(len(cases)))

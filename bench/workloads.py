@@ -118,6 +118,7 @@ def gpu_suite():
         long=_uniform(1, 8192), long32=_uniform(1, 32768), batch4=_uniform(4, 4096),
         batch1=_uniform(16, 1024), short=_uniform(64, 256), ragged=(ragged, ragged),
         chunk=_uniform(8, 512, 4096), chunk_long=_uniform(1, 512, 131072),
+        chunk_long_batch=((512,) * 4, (32768, 65536, 98304, 131072)),
         d64=_uniform(1, 8192), d256=_uniform(1, 8192), heads=(32, 8, 64, 8, 16, 4, 8, 1))
 
 
@@ -128,10 +129,12 @@ def cpu_suite():
         long=_uniform(1, 2048), long32=_uniform(1, 4096), batch4=_uniform(4, 512),
         batch1=_uniform(16, 128), short=_uniform(16, 64), ragged=(ragged, ragged),
         chunk=_uniform(4, 128, 1024), chunk_long=_uniform(1, 128, 8192),
+        chunk_long_batch=((128,) * 4, (2048, 4096, 6144, 8192)),
         d64=_uniform(1, 2048), d256=_uniform(1, 2048), heads=(8, 2, 16, 2, 4, 1, 8, 1))
 
 
-def _suite(long, long32, batch4, batch1, short, ragged, chunk, chunk_long, d64, d256, heads):
+def _suite(long, long32, batch4, batch1, short, ragged, chunk, chunk_long, chunk_long_batch, d64, d256,
+           heads):
     hq, hkv, hq64, hkv64, hq256, hkv256, hq_tp8, hkv_tp8 = heads
     base = dict(num_qo_heads=hq, num_kv_heads=hkv)
     d64_heads = dict(num_qo_heads=hq64, num_kv_heads=hkv64, head_dim=64, sinks=True)
@@ -144,6 +147,7 @@ def _suite(long, long32, batch4, batch1, short, ragged, chunk, chunk_long, d64, 
         Workload("ragged", *ragged, **base),
         Workload("chunk_prefix", *chunk, **base),
         Workload("chunk_long_tp8", *chunk_long, num_qo_heads=hq_tp8, num_kv_heads=hkv_tp8),
+        Workload("chunk_long_tp8_batch", *chunk_long_batch, num_qo_heads=hq_tp8, num_kv_heads=hkv_tp8),
         Workload("d64_sinks_swa", *d64, window_left=127, **d64_heads),
         Workload("d64_sinks", *d64, **d64_heads),
         Workload("d256", *d256, num_qo_heads=hq256, num_kv_heads=hkv256, head_dim=256),
