@@ -101,6 +101,14 @@ Status cuda_portable_supports(const Params& p) {
                          (p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3);
   if (!dtypes_ok) return unsupported("kv_cache: dtype combination not implemented by the portable CUDA backend");
   CTXATTN_RETURN_IF_ERROR(check_alignment(p));
+  // A CTA walks packed rows (query row * G + head) up to two m-blocks past its first one
+  // (sm80/work.cuh), which must stay inside int32; the gate allows num_tokens * num_qo_heads up to
+  // INT32_MAX itself.
+  if (p.num_tokens * p.num_qo_heads > INT32_MAX - 2 * static_cast<int64_t>(block_m)) {
+    return unsupported("query: num_tokens * num_qo_heads = " + std::to_string(p.num_tokens * p.num_qo_heads) +
+                       " is too close to the 32-bit limit for the portable CUDA backend (at most " +
+                       std::to_string(INT32_MAX - 2 * static_cast<int64_t>(block_m)) + ")");
+  }
   // One grid of m_blocks * batch_size * num_kv_heads CTAs (sm80/work.cuh).
   const int64_t m_blocks = (static_cast<int64_t>(p.max_q_len) * p.group_size + block_m - 1) / block_m;
   if (m_blocks * p.batch_size * p.num_kv_heads > INT32_MAX) {

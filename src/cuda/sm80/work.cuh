@@ -1,11 +1,12 @@
-// What one CTA computes: (request, KV head, block of packed rows), with every length clamped so
-// that whatever the metadata holds, nothing outside the buffers is touched:
-//   kv_len to [0, max_kv_len], q_len to [0, max_q_len] and to the rows left in [q_start, T).
+// What one CTA computes: (request, KV head, block of packed rows). The request's lengths come
+// from load_request_span (cuda/common/request.cuh), clamped so that whatever the metadata holds,
+// nothing outside the buffers is touched.
 #pragma once
 
 #include <stdint.h>
 
 #include "core/params.h"
+#include "cuda/common/request.cuh"
 
 namespace ctxattn {
 namespace sm80 {
@@ -36,21 +37,15 @@ struct CtaWork {
     w.kv_head = linear % p.num_kv_heads;
     const int rest = linear / p.num_kv_heads;
     w.batch = rest / order.m_blocks;
-    w.m0 = (order.m_blocks - 1 - rest % order.m_blocks) * kBlockM;
-
-    const int64_t q0 = p.cum_seq_lens_q[w.batch];
-    const int64_t q1 = p.cum_seq_lens_q[w.batch + 1];
-    int64_t q_len = q1 - q0;
-    if (q_len > p.max_q_len) q_len = p.max_q_len;
-    if (q0 < 0 || q0 >= p.num_tokens || q_len < 0) q_len = 0;
-    if (q_len > p.num_tokens - q0) q_len = p.num_tokens - q0;
-    w.q_start = q0;
-    w.q_len = static_cast<int>(q_len);
-    int kv_len = p.seq_lens[w.batch];  // uint32 above INT32_MAX reads negative: treated as 0
-    if (kv_len < 0) kv_len = 0;
-    if (kv_len > p.max_kv_len) kv_len = p.max_kv_len;
-    w.kv_len = kv_len;
-    w.packed_rows = w.q_len * p.group_size;  // <= T * Hq, which the gate keeps within int32
+    const RequestSpan span = load_request_span(p, w.batch);
+    w.q_start = span.q_start;
+    w.q_len = span.q_len;
+    w.kv_len = span.kv_len;
+    w.packed_rows = w.q_len * p.group_size;  // q_len <= T, so <= T * Hq, which the gate keeps within int32
+    // The m-block's first row can pass int32 when max_q_len * G is large (the grid allows up to
+    // INT32_MAX m-blocks); a block past the request's rows starts at packed_rows, which is empty.
+    const int64_t m0 = static_cast<int64_t>(order.m_blocks - 1 - rest % order.m_blocks) * kBlockM;
+    w.m0 = m0 < w.packed_rows ? static_cast<int>(m0) : w.packed_rows;
     return w;
   }
 
