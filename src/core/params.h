@@ -43,6 +43,7 @@ struct Params {
   int64_t block_tables_stride;
   const int32_t* seq_lens;        // uint32 input is read through the same bits; values above
                                   // INT32_MAX read as negative and count as invalid
+  bool seq_lens_unsigned;         // seq_lens was given as uint32 (for messages: seq_lens_value)
   const int32_t* cum_seq_lens_q;
 
   // ---- math ----
@@ -77,5 +78,11 @@ struct Params {
   int32_t num_threads;
   bool check_metadata;
 };
+
+// seq_lens[b] as the caller wrote it, for messages: a uint32 value above INT32_MAX is the
+// unsigned number it is, not the negative int32 the kernels read through the same bits.
+inline int64_t seq_lens_value(const Params& p, int32_t raw) {
+  return p.seq_lens_unsigned ? static_cast<int64_t>(static_cast<uint32_t>(raw)) : static_cast<int64_t>(raw);
+}
 
 }  // namespace ctxattn

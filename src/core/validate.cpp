@@ -384,6 +384,7 @@ Status validate_args(const ctxattn_args_t* args, Params* p) {
   p->block_tables = a.block_tables;
   p->block_tables_stride = a.batch_size > 1 ? a.block_tables_stride : a.max_pages_per_seq;
   p->seq_lens = static_cast<const int32_t*>(a.seq_lens);
+  p->seq_lens_unsigned = a.seq_lens_dtype == CTXATTN_DTYPE_UINT32;
   p->cum_seq_lens_q = a.cum_seq_lens_q;
   p->bmm1_scale = a.bmm1_scale;
   p->bmm2_scale = a.bmm2_scale;

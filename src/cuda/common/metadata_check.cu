@@ -127,6 +127,8 @@ Status describe(const Params& p, const MetadataCheckSlot& s) {
   const int64_t b = static_cast<int64_t>(s.key >> 32) - 1;
   const long long v0 = s.value[0];
   const long long v1 = s.value[1];
+  // A seq_lens value as the caller wrote it: the device read the int32 bits (sign-extended here).
+  auto seq_len = [&p](long long v) { return seq_lens_value(p, static_cast<int32_t>(v)); };
   std::ostringstream m;
   switch (static_cast<unsigned>(s.key & 0xffffffffu)) {
     case kFirstNegative:
@@ -140,15 +142,15 @@ Status describe(const Params& p, const MetadataCheckSlot& s) {
       m << "cum_seq_lens_q: request " << b << " has query length " << v0 << "; expected <= max_q_len = " << p.max_q_len;
       break;
     case kKvLenOutOfRange:
-      m << "seq_lens: request " << b << " has seq_lens[" << b << "] = " << v0
+      m << "seq_lens: request " << b << " has seq_lens[" << b << "] = " << seq_len(v0)
         << "; expected a value in [0, max_kv_len = " << p.max_kv_len << "]";
       break;
     case kKvShorterThanQ:
-      m << "seq_lens: request " << b << " has seq_lens[" << b << "] = " << v0 << " below its query length " << v1
+      m << "seq_lens: request " << b << " has seq_lens[" << b << "] = " << seq_len(v0) << " below its query length " << v1
         << "; expected seq_lens >= query length when causal";
       break;
     case kTooManyPages:
-      m << "block_tables: request " << b << " needs " << v0 << " pages for seq_lens = " << v1
+      m << "block_tables: request " << b << " needs " << v0 << " pages for seq_lens = " << seq_len(v1)
         << "; expected at most max_pages_per_seq = " << p.max_pages_per_seq;
       break;
     case kPageOutOfPool:
