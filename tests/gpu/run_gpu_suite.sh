@@ -7,9 +7,11 @@
 # (cmake -S . -B build-cuda -DCTXATTN_CUDA=ON && cmake --build build-cuda -j); OUT_DIR (default
 # gpu-out) receives one log per step. STEPS is a comma list of:
 #   gtest     the GPU gtests (tests/cpp/test_cuda_*.cpp: random sweep vs the CPU reference,
-#             determinism, PDL, graph replay, metadata check, lying metadata)
+#             determinism, PDL, graph replay, metadata check, lying metadata, the metadata
+#             torture test on every GPU backend)
 #   bench     scripts/gpu_portable_bench.py (ctxattn vs torch FA2, BENCH.md workloads)
-#   sanitize  compute-sanitizer memcheck and racecheck on a reduced sweep
+#   sanitize  compute-sanitizer memcheck and racecheck on a reduced sweep, memcheck on a
+#             quarter of the metadata torture cases
 #   python    the pytest suite (its GPU cases run on this backend)
 # default: all four. Each step has a time limit, so a hang costs minutes, not the machine. Exit status: the number of failed steps.
 set -u
@@ -28,9 +30,9 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "
 cat "$OUT/gpu.txt"
 
 if step gtest; then
-  timeout 300 "$BUILD/ctxattn_tests" --gtest_filter='CudaPortable*:CudaReliability*' > "$OUT/gtest.log" 2>&1
+  timeout 420 "$BUILD/ctxattn_tests" --gtest_filter='CudaPortable*:CudaReliability*:CudaTorture*' > "$OUT/gtest.log" 2>&1
   record gtest $?
-  grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$OUT/gtest.log"
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) |^\[ torture  \]" "$OUT/gtest.log"
 fi
 
 if step bench; then
@@ -45,6 +47,11 @@ if step sanitize; then
     "$BUILD/ctxattn_tests" --gtest_filter="$tests" > "$OUT/memcheck.log" 2>&1
   record memcheck $?
   tail -3 "$OUT/memcheck.log"
+  # Lying metadata of every kind on every backend: no access outside the buffers it was given.
+  CTXATTN_GPU_TORTURE=4 timeout 300 compute-sanitizer --tool memcheck --error-exitcode 1 \
+    "$BUILD/ctxattn_tests" --gtest_filter='CudaTorture*' > "$OUT/memcheck-torture.log" 2>&1
+  record memcheck-torture $?
+  grep -E "^\[ torture  \]|ERROR SUMMARY" "$OUT/memcheck-torture.log"
   CTXATTN_GPU_SWEEP=4:small timeout 180 compute-sanitizer --tool racecheck --error-exitcode 1 \
     "$BUILD/ctxattn_tests" --gtest_filter='CudaPortable.RandomSweep*:CudaPortable.MetadataCheck*' \
     > "$OUT/racecheck.log" 2>&1

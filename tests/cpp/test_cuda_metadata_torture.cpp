@@ -1,0 +1,721 @@
+// GPU metadata torture (SPEC section 5: device metadata can hold any 32-bit value at all). Every
+// metadata array -- cum_seq_lens_q, seq_lens as int32 and as uint32, block_tables -- gets the
+// 32-bit extremes, their neighbours (+-1, +-T, +-num_pages, max_kv_len +- 1) and random values,
+// alone and mixed with honest requests, for every page size and head dim, on every GPU backend
+// (a backend that reports UNSUPPORTED for a shape is listed as not available, never as passed).
+// After each call:
+//   - the call succeeded and the device is healthy (a fault would end the CUDA context);
+//   - the guard bytes around out, lse, the nvfp4 scales and the workspace are intact;
+//   - out, lse and the scales changed only in rows that some request's span covers, the span
+//     being the clamped one every GPU backend derives (cuda/common/request.cuh, mirrored here);
+//   - every honest request whose rows no lying request covers matches the CPU reference;
+// and once per shape, the query and the KV cache are still as uploaded.
+//
+// Compiled only in CUDA builds; skips without a GPU. CTXATTN_GPU_TORTURE=<k> runs every k-th case
+// of each family, a different subset on each shape, so that every case still runs somewhere (the
+// GPU suite's compute-sanitizer step uses it).
+#include <gtest/gtest.h>
+
+#if defined(CTXATTN_TEST_CUDA)
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cuda_harness.h"
+
+namespace ctxattn_test {
+namespace {
+
+struct GpuBackend {
+  ctxattn_backend_t code;
+  const char* name;
+};
+constexpr int kNumBackends = 2;
+constexpr GpuBackend kGpuBackends[kNumBackends] = {{CTXATTN_BACKEND_CUDA_PORTABLE, "cuda-portable"},
+                                                   {CTXATTN_BACKEND_CUDA_SM90, "cuda-sm90"}};
+
+// Every torture problem has these requests. 0, 4 and 6 are honest unless a case lies about them
+// too (q_len 1, 37 and 16; a cached prefix, none, partial pages); the others are the liars.
+// cum_seq_lens_q entries 2, 3 and 8 (= B) bound liars only, so lying there keeps the honest
+// requests honest.
+const std::vector<int32_t> kQLens = {1, 5, 0, 12, 37, 20, 16, 3};
+const std::vector<int32_t> kKvLens = {77, 20, 9, 64, 187, 100, 16, 3};
+const std::vector<int> kLiars = {1, 2, 3, 5, 7};
+const std::vector<int> kLiarBounds = {2, 3, 8};
+
+constexpr uint8_t kGuardByte = 0x5A;
+constexpr uint8_t kPoisonByte = 0xFF;  // NaN in every output dtype, e4m3 scales and fp32 lse
+constexpr size_t kGuardBytes = 16 << 10;
+constexpr int kMaxReportedFailures = 20;
+
+// ---- shapes ----
+
+struct Shape {
+  int head_dim;
+  int page_size;
+  bool fp8_nvfp4;  // e4m3 query and KV, nvfp4 output (scales in play); else bf16 throughout
+};
+
+// Every head dim and page size the backends build, with bf16; the nvfp4 output on a spread of page
+// sizes (its scale writes depend on rows, not pages).
+std::vector<Shape> shapes() {
+  std::vector<Shape> list;
+  for (int d : {64, 128, 256}) {
+    for (int n = 1; n <= 1024; n *= 2) list.push_back({d, n, false});
+  }
+  for (int d : {64, 128, 256}) {
+    for (int n : {1, 16, 128, 1024}) list.push_back({d, n, true});
+  }
+  return list;
+}
+
+std::string describe(const Shape& s) {
+  return "D=" + std::to_string(s.head_dim) + " N=" + std::to_string(s.page_size) +
+         (s.fp8_nvfp4 ? " e4m3->nvfp4" : " bf16");
+}
+
+ProblemSpec spec_for(const Shape& shape, uint64_t seed) {
+  ProblemSpec s;
+  s.q_lens = kQLens;
+  s.kv_lens = kKvLens;
+  s.num_qo_heads = 4;
+  s.num_kv_heads = 2;
+  s.head_dim = shape.head_dim;
+  s.page_size = shape.page_size;
+  s.with_lse = true;
+  s.lse_pad = 3;
+  s.extra_rows = 3;
+  s.extra_pages = 3;
+  s.extra_table_cols = 2;
+  s.seed = seed;
+  if (shape.fp8_nvfp4) {
+    s.q_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+    s.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+    s.out_dtype = CTXATTN_DTYPE_NVFP4;
+    s.scale_start_index = 5;
+  }
+  return s;
+}
+
+// ---- metadata and the rows a request may write ----
+
+struct Metadata {
+  std::vector<int32_t> cu_q, seq_lens, tables;
+  bool seq_lens_uint32 = false;
+};
+
+struct Rows {
+  int64_t begin = 0, end = 0;
+  bool empty() const { return end <= begin; }
+  bool overlaps(const Rows& o) const { return !empty() && !o.empty() && begin < o.end && o.begin < end; }
+};
+
+// The host twin of load_request_span: the query rows request b owns whatever its metadata holds.
+Rows request_rows(const Metadata& m, int b, int64_t num_tokens, int64_t max_q_len) {
+  const int64_t q0 = m.cu_q[b], q1 = m.cu_q[b + 1];
+  if (q0 < 0 || q0 >= num_tokens || q1 <= q0) return {};
+  return {q0, q0 + std::min({q1 - q0, num_tokens - q0, max_q_len})};
+}
+
+// ---- the cases ----
+
+struct Case {
+  std::string name;
+  std::function<void(Metadata&)> apply;
+};
+
+// What a family of cases may use: the problem's sizes and the honest metadata.
+struct Sizes {
+  int64_t num_tokens;
+  int64_t num_pages;
+  int32_t max_kv_len;
+  int32_t page_size;
+  int64_t cols;  // block-table row stride
+  Metadata honest;
+};
+
+std::string num(int64_t v) { return std::to_string(v); }
+
+// The extremes and the neighbours of the problem's sizes, as int32 bits.
+std::vector<int32_t> extreme_values(const Sizes& z) {
+  const int64_t T = z.num_tokens, P = z.num_pages;
+  return {INT32_MIN,
+          INT32_MIN + 1,
+          -1,
+          0,
+          1,
+          INT32_MAX - 1,
+          INT32_MAX,
+          static_cast<int32_t>(T - 1),
+          static_cast<int32_t>(T),
+          static_cast<int32_t>(T + 1),
+          static_cast<int32_t>(-T),
+          static_cast<int32_t>(P - 1),
+          static_cast<int32_t>(P),
+          static_cast<int32_t>(P + 1),
+          static_cast<int32_t>(-P)};
+}
+
+// Random values: two over the whole 32-bit range, two near the problem's sizes.
+std::vector<int32_t> random_values(const Sizes& z, std::mt19937& rng) {
+  const int64_t span = 2 * std::max(z.num_tokens, z.num_pages);
+  std::uniform_int_distribution<int64_t> near(-span, span);
+  return {static_cast<int32_t>(rng()), static_cast<int32_t>(rng()), static_cast<int32_t>(near(rng)),
+          static_cast<int32_t>(near(rng))};
+}
+
+int64_t pages_of(int32_t kv_len, int32_t page_size) { return (static_cast<int64_t>(kv_len) + page_size - 1) / page_size; }
+
+// Fills request b's block-table row from column `first` on with f(column).
+void fill_row(Metadata& m, const Sizes& z, int b, int64_t first, const std::function<int32_t(int64_t)>& f) {
+  for (int64_t c = first; c < z.cols; ++c) m.tables[b * z.cols + c] = f(c);
+}
+
+std::vector<Case> cum_seq_lens_q_cases(const Sizes& z, std::mt19937& rng) {
+  std::vector<Case> cases;
+  std::vector<int32_t> values = extreme_values(z);
+  for (int32_t v : random_values(z, rng)) values.push_back(v);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const int32_t v = values[i];
+    const int entry = kLiarBounds[i % kLiarBounds.size()];
+    cases.push_back({"cum_seq_lens_q[" + num(entry) + "] = " + num(v), [=](Metadata& m) { m.cu_q[entry] = v; }});
+    cases.push_back({"cum_seq_lens_q[2, 3, 8] = " + num(v), [=](Metadata& m) {
+                       for (int e : kLiarBounds) m.cu_q[e] = v;
+                     }});
+  }
+  // Both ends of lying request 2; the first is the shape of the issue's [0, 5, 2147483647, 46].
+  const int64_t T = z.num_tokens;
+  const std::pair<int32_t, int32_t> ends[] = {{INT32_MAX, z.honest.cu_q[3]},
+                                               {0, INT32_MAX},
+                                               {INT32_MIN, INT32_MAX},
+                                               {static_cast<int32_t>(T - 1), INT32_MAX},
+                                               {INT32_MAX, INT32_MIN},
+                                               {-1, static_cast<int32_t>(T + 1)},
+                                               {static_cast<int32_t>(T), 0},
+                                               {INT32_MIN, -1}};
+  for (const auto& e : ends) {
+    cases.push_back({"cum_seq_lens_q[2] = " + num(e.first) + ", cum_seq_lens_q[3] = " + num(e.second),
+                     [=](Metadata& m) {
+                       m.cu_q[2] = e.first;
+                       m.cu_q[3] = e.second;
+                     }});
+  }
+  return cases;
+}
+
+std::vector<Case> seq_lens_cases(const Sizes& z, std::mt19937& rng) {
+  std::vector<Case> cases;
+  std::vector<int32_t> values = extreme_values(z);
+  for (int32_t v : {z.max_kv_len - 1, z.max_kv_len, z.max_kv_len + 1}) values.push_back(v);
+  for (int32_t v : random_values(z, rng)) values.push_back(v);
+  for (int32_t v : values) {
+    cases.push_back({"int32 seq_lens of the liars = " + num(v), [=](Metadata& m) {
+                       for (int b : kLiars) m.seq_lens[b] = v;
+                     }});
+  }
+  // uint32: above INT32_MAX (read as negative bits by the kernels) and ordinary values.
+  std::vector<uint32_t> unsigned_values = {0x80000000u, 0x80000001u, 0xFFFFFFFFu, 0xFFFFFFFEu,
+                                           0x80000000u + static_cast<uint32_t>(z.max_kv_len),
+                                           static_cast<uint32_t>(rng()) | 0x80000000u, 0u,
+                                           static_cast<uint32_t>(z.max_kv_len),
+                                           static_cast<uint32_t>(z.max_kv_len) + 1u};
+  for (uint32_t u : unsigned_values) {
+    cases.push_back({"uint32 seq_lens of the liars = " + num(u), [=](Metadata& m) {
+                       m.seq_lens_uint32 = true;
+                       for (int b : kLiars) m.seq_lens[b] = static_cast<int32_t>(u);
+                     }});
+  }
+  for (int rotation = 0; rotation < 2; ++rotation) {
+    cases.push_back({"uint32 seq_lens, each liar its own value (rotation " + num(rotation) + ")", [=](Metadata& m) {
+                       m.seq_lens_uint32 = true;
+                       for (size_t i = 0; i < kLiars.size(); ++i) {
+                         m.seq_lens[kLiars[i]] =
+                             static_cast<int32_t>(unsigned_values[(i * 2 + rotation) % unsigned_values.size()]);
+                       }
+                     }});
+  }
+  return cases;
+}
+
+std::vector<Case> block_table_cases(const Sizes& z, std::mt19937& rng) {
+  std::vector<Case> cases;
+  std::vector<int32_t> values = extreme_values(z);
+  for (int32_t v : random_values(z, rng)) values.push_back(v);
+  // The liars' whole rows, and the columns past the honest requests' pages (never to be read).
+  for (int32_t v : values) {
+    cases.push_back({"block_tables of the liars and past the honest pages = " + num(v), [=](Metadata& m) {
+                       for (int b = 0; b < static_cast<int>(kQLens.size()); ++b) {
+                         const bool liar = std::find(kLiars.begin(), kLiars.end(), b) != kLiars.end();
+                         fill_row(m, z, b, liar ? 0 : pages_of(kKvLens[b], z.page_size), [v](int64_t) { return v; });
+                       }
+                     }});
+  }
+  const uint32_t seed = static_cast<uint32_t>(rng());
+  cases.push_back({"block_tables of the liars: random 32-bit ids", [=](Metadata& m) {
+                     std::mt19937 r(seed);
+                     for (int b : kLiars) fill_row(m, z, b, 0, [&](int64_t) { return static_cast<int32_t>(r()); });
+                   }});
+  cases.push_back({"block_tables of the liars: random ids near the pool", [=](Metadata& m) {
+                     std::mt19937 r(seed + 1);
+                     std::uniform_int_distribution<int64_t> near(-2 * z.num_pages, 2 * z.num_pages);
+                     for (int b : kLiars) fill_row(m, z, b, 0, [&](int64_t) { return static_cast<int32_t>(near(r)); });
+                   }});
+  cases.push_back({"block_tables of the liars: pages of other requests, in the pool", [=](Metadata& m) {
+                     std::mt19937 r(seed + 2);
+                     std::uniform_int_distribution<int64_t> pool(0, z.num_pages - 1);
+                     for (int b : kLiars) fill_row(m, z, b, 0, [&](int64_t) { return static_cast<int32_t>(pool(r)); });
+                   }});
+  return cases;
+}
+
+// Each liar lies in a random mix of arrays, with values from every list.
+std::vector<Case> mixed_cases(const Sizes& z, std::mt19937& rng) {
+  std::vector<Case> cases;
+  std::vector<int32_t> values = extreme_values(z);
+  for (int32_t v : random_values(z, rng)) values.push_back(v);
+  values.push_back(z.max_kv_len + 1);
+  for (int i = 0; i < 12; ++i) {
+    const uint32_t seed = static_cast<uint32_t>(rng());
+    cases.push_back({"mixed lies, seed " + num(seed), [=](Metadata& m) {
+                       std::mt19937 r(seed);
+                       auto pick = [&] { return values[r() % values.size()]; };
+                       m.seq_lens_uint32 = r() % 2 == 0;
+                       for (int e : kLiarBounds) {
+                         if (r() % 2) m.cu_q[e] = pick();
+                       }
+                       for (int b : kLiars) {
+                         if (r() % 2) m.seq_lens[b] = pick();
+                         if (r() % 2) fill_row(m, z, b, 0, [&](int64_t) { return pick(); });
+                       }
+                     }});
+  }
+  return cases;
+}
+
+// One array (or all of them) holds a single value everywhere, or random values everywhere: no
+// request is honest.
+std::vector<Case> alone_cases(const Sizes& z, std::mt19937& rng) {
+  std::vector<Case> cases;
+  const int32_t T = static_cast<int32_t>(z.num_tokens), P = static_cast<int32_t>(z.num_pages);
+  const std::vector<int32_t> values = {INT32_MIN, -1, 0, 1, T, P, INT32_MAX, static_cast<int32_t>(rng())};
+  for (int32_t v : values) {
+    auto fill = [v](std::vector<int32_t>& a) { std::fill(a.begin(), a.end(), v); };
+    cases.push_back({"all of cum_seq_lens_q = " + num(v), [=](Metadata& m) { fill(m.cu_q); }});
+    cases.push_back({"all of seq_lens (int32) = " + num(v), [=](Metadata& m) { fill(m.seq_lens); }});
+    cases.push_back({"all of seq_lens (uint32) = " + num(static_cast<uint32_t>(v)), [=](Metadata& m) {
+                       m.seq_lens_uint32 = true;
+                       fill(m.seq_lens);
+                     }});
+    cases.push_back({"all of block_tables = " + num(v), [=](Metadata& m) { fill(m.tables); }});
+    cases.push_back({"every metadata array = " + num(v), [=](Metadata& m) {
+                       fill(m.cu_q);
+                       fill(m.seq_lens);
+                       fill(m.tables);
+                     }});
+  }
+  for (int i = 0; i < 3; ++i) {
+    const uint32_t seed = static_cast<uint32_t>(rng());
+    cases.push_back({"every metadata entry random, seed " + num(seed), [=](Metadata& m) {
+                       std::mt19937 r(seed);
+                       for (auto* a : {&m.cu_q, &m.seq_lens, &m.tables}) {
+                         for (int32_t& x : *a) x = static_cast<int32_t>(r());
+                       }
+                       m.seq_lens_uint32 = r() % 2 == 0;
+                     }});
+    cases.push_back({"cum_seq_lens_q random near [0, T], seed " + num(seed), [=](Metadata& m) {
+                       std::mt19937 r(seed);
+                       std::uniform_int_distribution<int32_t> near(-2, T + 2);
+                       for (int32_t& x : m.cu_q) x = near(r);
+                     }});
+  }
+  return cases;
+}
+
+using CaseFamily = std::vector<Case> (*)(const Sizes&, std::mt19937&);
+
+// ---- device buffers with guards ----
+
+// `bytes` of interior with kGuardBytes of kGuardByte on each side.
+struct Guarded {
+  uint8_t* base = nullptr;
+  size_t bytes = 0;
+  uint8_t* inner() const { return base + kGuardBytes; }
+  size_t total() const { return bytes + 2 * kGuardBytes; }
+};
+
+bool allocate(Guarded* g, size_t bytes) {
+  g->bytes = bytes;
+  void* p = nullptr;
+  if (cudaMalloc(&p, g->total()) != cudaSuccess) return false;
+  g->base = static_cast<uint8_t*>(p);
+  return cudaMemset(g->base, kGuardByte, g->total()) == cudaSuccess;
+}
+
+// Interior back into `host` (when given); "" when both guards are intact.
+std::string download_checking_guards(const Guarded& g, const char* name, uint8_t* host) {
+  std::vector<uint8_t> all(g.total());
+  if (cudaMemcpy(all.data(), g.base, all.size(), cudaMemcpyDeviceToHost) != cudaSuccess) {
+    return std::string(name) + ": download failed";
+  }
+  for (size_t i = 0; i < kGuardBytes; ++i) {
+    if (all[i] != kGuardByte) return std::string(name) + ": guard byte " + num(kGuardBytes - i) + " before it was written";
+    if (all[kGuardBytes + g.bytes + i] != kGuardByte) {
+      return std::string(name) + ": guard byte " + num(i) + " past its end was written";
+    }
+  }
+  if (host != nullptr) std::memcpy(host, all.data() + kGuardBytes, g.bytes);
+  return "";
+}
+
+// One shape: the CPU reference on honest metadata, the problem on the device with out, lse,
+// scales and one workspace per backend in guarded buffers.
+struct Rig {
+  Shape shape;
+  std::unique_ptr<PagedProblem> want, got;
+  std::unique_ptr<DeviceProblem> dev;
+  Guarded out, lse, scale;
+  Guarded workspace[kNumBackends];
+  std::string unavailable[kNumBackends];  // why a backend does not take this shape ("" = it does)
+  Sizes sizes;
+  std::string error;  // set when the rig could not be built
+
+  ~Rig() {
+    for (Guarded* g : {&out, &lse, &scale, &workspace[0], &workspace[1]}) {
+      if (g->base != nullptr) cudaFree(g->base);
+    }
+  }
+};
+
+std::unique_ptr<Rig> make_rig(const Shape& shape, uint64_t seed) {
+  auto r = std::make_unique<Rig>();
+  r->shape = shape;
+  const ProblemSpec spec = spec_for(shape, seed);
+  r->want = std::make_unique<PagedProblem>(spec);
+  if (run_cpu_reference(*r->want) != CTXATTN_STATUS_OK) {
+    r->error = std::string("CPU reference: ") + ctxattn_last_error();
+    return r;
+  }
+  r->got = std::make_unique<PagedProblem>(spec);
+  r->dev = std::make_unique<DeviceProblem>(*r->got);
+  PagedProblem& g = *r->got;
+  const bool nvfp4 = shape.fp8_nvfp4;
+  if (!r->dev->ok() || !allocate(&r->out, g.out.size()) || !allocate(&r->lse, g.lse.size() * sizeof(float)) ||
+      (nvfp4 && !allocate(&r->scale, g.out_scale.size()))) {
+    r->error = "device allocation failed";
+    return r;
+  }
+  ctxattn_args_t& a = r->dev->args;
+  a.out = r->out.inner();
+  a.lse = reinterpret_cast<float*>(r->lse.inner());
+  if (nvfp4) a.out_scale = r->scale.inner();
+  a.check_metadata = 0;  // lies are computed, not reported, whatever CTXATTN_CHECK_METADATA says
+  for (int bi = 0; bi < kNumBackends; ++bi) {
+    ctxattn_args_t probe = a;
+    probe.backend = kGpuBackends[bi].code;
+    ctxattn_backend_t chosen = CTXATTN_BACKEND_AUTO;
+    size_t ws = 0;
+    const ctxattn_status_t st = ctxattn_select_backend(&probe, &chosen);
+    if (st == CTXATTN_STATUS_UNSUPPORTED) {
+      r->unavailable[bi] = ctxattn_last_error();
+      continue;
+    }
+    if (st != CTXATTN_STATUS_OK) {
+      r->error = std::string(kGpuBackends[bi].name) + ": select_backend: " + ctxattn_last_error();
+      return r;
+    }
+    if (chosen != probe.backend) {
+      r->unavailable[bi] = std::string("the call would run on ") + ctxattn_backend_name(chosen);
+      continue;
+    }
+    if (ctxattn_workspace_size(&probe, &ws) != CTXATTN_STATUS_OK) {
+      r->error = std::string(kGpuBackends[bi].name) + ": workspace_size: " + ctxattn_last_error();
+      return r;
+    }
+    // Zeroed once, as the contract asks; every call after that reuses it as an engine would.
+    if (!allocate(&r->workspace[bi], std::max<size_t>(ws, 16)) ||
+        cudaMemset(r->workspace[bi].inner(), 0, r->workspace[bi].bytes) != cudaSuccess) {
+      r->error = "device allocation failed";
+      return r;
+    }
+  }
+  r->sizes = Sizes{g.num_tokens(), g.args.num_pages, g.args.max_kv_len, spec.page_size, g.args.block_tables_stride,
+                   Metadata{g.cu_q, g.seq_lens, g.block_tables, false}};
+  return r;
+}
+
+// Out / lse / scale bytes that no allowed row owns must keep the poison.
+std::string stray_writes(const PagedProblem& pb, const std::vector<bool>& allowed) {
+  const ProblemSpec& s = pb.spec();
+  const bool nvfp4 = s.out_dtype == CTXATTN_DTYPE_NVFP4;
+  const int64_t esize = static_cast<int64_t>(dtype_size(s.out_dtype));
+  const int64_t row_bytes = (nvfp4 ? s.head_dim / 2 : s.head_dim) * esize;
+  const int64_t T = pb.num_tokens();
+  std::vector<bool> owned(pb.out.size(), false);
+  for (int64_t t = 0; t < T; ++t) {
+    if (!allowed[t]) continue;
+    for (int32_t h = 0; h < s.num_qo_heads; ++h) {
+      const int64_t first = pb.out_offset(t, h, 0) * esize;
+      std::fill(owned.begin() + first, owned.begin() + first + row_bytes, true);
+    }
+  }
+  for (size_t i = 0; i < pb.out.size(); ++i) {
+    if (!owned[i] && pb.out[i] != kPoisonByte) {
+      return "out byte " + num(static_cast<int64_t>(i)) + " (token row " +
+             num(static_cast<int64_t>(i) / (pb.args.out_stride_token * esize)) + ") written, outside every request's rows";
+    }
+  }
+  std::vector<bool> lse_owned(pb.lse.size(), false);
+  for (int64_t t = 0; t < T; ++t) {
+    for (int32_t h = 0; allowed[t] && h < s.num_qo_heads; ++h) {
+      lse_owned[t * pb.args.lse_stride_token + h * pb.args.lse_stride_head] = true;
+    }
+  }
+  for (size_t i = 0; i < pb.lse.size(); ++i) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, &pb.lse[i], sizeof(bits));
+    if (!lse_owned[i] && bits != 0xFFFFFFFFu) return "lse element " + num(static_cast<int64_t>(i)) + " written, outside every request's rows";
+  }
+  if (nvfp4) {
+    const int64_t cols = static_cast<int64_t>(s.num_qo_heads) * s.head_dim / 16;
+    std::vector<bool> scale_owned(pb.out_scale.size(), false);
+    for (int64_t t = 0; t < T; ++t) {
+      for (int64_t c = 0; allowed[t] && c < cols; ++c) scale_owned[swizzled_scale_byte(s.scale_start_index + t, c, cols)] = true;
+    }
+    for (size_t i = 0; i < pb.out_scale.size(); ++i) {
+      if (!scale_owned[i] && pb.out_scale[i] != kPoisonByte) {
+        return "out_scale byte " + num(static_cast<int64_t>(i)) + " written, outside every request's rows";
+      }
+    }
+  }
+  return "";
+}
+
+bool same_request(const Metadata& m, const Metadata& h, const Sizes& z, int b) {
+  if (m.cu_q[b] != h.cu_q[b] || m.cu_q[b + 1] != h.cu_q[b + 1] || m.seq_lens[b] != h.seq_lens[b]) return false;
+  const int64_t pages = pages_of(h.seq_lens[b], z.page_size);
+  return std::equal(m.tables.begin() + b * z.cols, m.tables.begin() + b * z.cols + pages, h.tables.begin() + b * z.cols);
+}
+
+struct Tally {
+  int64_t calls = 0;
+  int64_t honest_checked = 0;  // honest requests compared with the reference
+  int64_t shapes_run = 0;
+  std::vector<std::string> unavailable;  // "shape: reason"
+};
+
+// One call with the metadata `m` on backend bi; "" when every check holds, else what failed.
+// *fatal is set when the device itself failed (nothing after that can be trusted).
+std::string run_case(Rig& r, int bi, const Metadata& m, Tally* tally, bool* fatal) {
+  PagedProblem& g = *r.got;
+  DeviceProblem& dev = *r.dev;
+  ctxattn_args_t a = dev.args;
+  a.backend = kGpuBackends[bi].code;
+  a.seq_lens_dtype = m.seq_lens_uint32 ? CTXATTN_DTYPE_UINT32 : CTXATTN_DTYPE_INT32;
+  a.workspace = r.workspace[bi].inner();
+  a.workspace_size = r.workspace[bi].bytes;
+  *fatal = true;
+  for (Guarded* o : {&r.out, &r.lse, &r.scale}) {
+    if (o->base == nullptr) continue;
+    if (cudaMemset(o->inner(), kPoisonByte, o->bytes) != cudaSuccess) return "poisoning the outputs failed";
+  }
+  const std::pair<const char*, const std::vector<int32_t>*> uploads[] = {
+      {"cum_seq_lens_q", &m.cu_q}, {"seq_lens", &m.seq_lens}, {"block_tables", &m.tables}};
+  for (const auto& u : uploads) {
+    if (cudaMemcpy(dev.device(u.first), u.second->data(), u.second->size() * sizeof(int32_t), cudaMemcpyHostToDevice) !=
+        cudaSuccess) {
+      return std::string("uploading ") + u.first + " failed";
+    }
+  }
+  *fatal = false;
+  const ctxattn_status_t st = ctxattn_batch_context_with_kv_cache(&a);
+  if (st != CTXATTN_STATUS_OK) return std::string("call returned ") + ctxattn_status_string(st) + ": " + ctxattn_last_error();
+  const cudaError_t e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) {
+    *fatal = true;
+    return std::string("device error after the call: ") + cudaGetErrorString(e);
+  }
+  ++tally->calls;
+
+  std::string err = download_checking_guards(r.out, "out", g.out.data());
+  if (err.empty()) err = download_checking_guards(r.lse, "lse", reinterpret_cast<uint8_t*>(g.lse.data()));
+  if (err.empty() && r.scale.base != nullptr) err = download_checking_guards(r.scale, "out_scale", g.out_scale.data());
+  if (err.empty()) err = download_checking_guards(r.workspace[bi], "workspace", nullptr);
+  if (!err.empty()) return err;
+
+  const Sizes& z = r.sizes;
+  const int64_t T = z.num_tokens;
+  const int B = static_cast<int>(kQLens.size());
+  std::vector<Rows> rows(B);
+  std::vector<bool> allowed(T, false);
+  for (int b = 0; b < B; ++b) {
+    rows[b] = request_rows(m, b, T, a.max_q_len);
+    for (int64_t t = rows[b].begin; t < rows[b].end; ++t) allowed[t] = true;
+  }
+  err = stray_writes(g, allowed);
+  if (!err.empty()) return err;
+
+  std::vector<bool> checked(T, false);
+  for (int b = 0; b < B; ++b) {
+    if (rows[b].empty() || !same_request(m, z.honest, z, b)) continue;
+    bool covered = false;
+    for (int c = 0; c < B; ++c) covered = covered || (c != b && rows[c].overlaps(rows[b]));
+    if (covered) continue;  // a liar may write these rows too
+    for (int64_t t = rows[b].begin; t < rows[b].end; ++t) checked[t] = true;
+    ++tally->honest_checked;
+  }
+  err = compare_outputs(g, *r.want, [&](int64_t t) { return checked[t]; });
+  return err.empty() ? "" : "honest request differs from the CPU reference: " + err;
+}
+
+// The query and the KV cache as the rig uploaded them ("" when unchanged).
+std::string inputs_unchanged(Rig& r) {
+  for (const HostBuffer& b : r.got->buffers()) {
+    const std::string name = b.name;
+    if (name != "query" && name != "k_cache" && name != "v_cache") continue;
+    std::vector<uint8_t> now(b.bytes);
+    if (b.bytes == 0) continue;
+    if (cudaMemcpy(now.data(), r.dev->device(name), b.bytes, cudaMemcpyDeviceToHost) != cudaSuccess) {
+      return name + ": download failed";
+    }
+    if (std::memcmp(now.data(), b.data, b.bytes) != 0) return name + " was written";
+  }
+  return "";
+}
+
+int torture_stride() {
+  const char* env = std::getenv("CTXATTN_GPU_TORTURE");
+  const int k = env != nullptr ? std::atoi(env) : 1;
+  return k > 0 ? k : 1;
+}
+
+class CudaTorture : public ::testing::Test {
+ protected:
+  static void TearDownTestSuite() { rigs().clear(); }
+
+  static std::map<int, std::unique_ptr<Rig>>& rigs() {
+    static std::map<int, std::unique_ptr<Rig>> cache;
+    return cache;
+  }
+
+  // The rig of shape i, built on first use and kept for the other families.
+  static Rig& rig(int i, const Shape& shape) {
+    auto& cache = rigs();
+    auto it = cache.find(i);
+    if (it == cache.end()) it = cache.emplace(i, make_rig(shape, 500 + i)).first;
+    return *it->second;
+  }
+
+  // Every case of `family` on every shape and GPU backend.
+  void torture(CaseFamily family, uint32_t family_seed) {
+    CTXATTN_REQUIRE_GPU();
+    const int stride = torture_stride();
+    const std::vector<Shape> list = shapes();
+    Tally tally[kNumBackends];
+    int failures = 0;
+    for (int si = 0; si < static_cast<int>(list.size()); ++si) {
+      Rig& r = rig(si, list[si]);
+      ASSERT_EQ(r.error, "") << describe(list[si]);
+      std::mt19937 rng(family_seed * 1000 + si);
+      const std::vector<Case> cases = family(r.sizes, rng);
+      for (int bi = 0; bi < kNumBackends; ++bi) {
+        if (!r.unavailable[bi].empty()) {
+          tally[bi].unavailable.push_back(describe(list[si]) + ": " + r.unavailable[bi]);
+          continue;
+        }
+        ++tally[bi].shapes_run;
+        for (int ci = 0; ci < static_cast<int>(cases.size()); ++ci) {
+          if ((ci + si) % stride != 0) continue;
+          Metadata m = r.sizes.honest;
+          cases[ci].apply(m);
+          bool fatal = false;
+          const std::string err = run_case(r, bi, m, &tally[bi], &fatal);
+          if (err.empty()) continue;
+          ADD_FAILURE() << kGpuBackends[bi].name << ", " << describe(list[si]) << ", " << cases[ci].name << ": " << err;
+          if (fatal || ++failures >= kMaxReportedFailures) FAIL() << "stopping after this failure";
+        }
+        const std::string inputs = inputs_unchanged(r);
+        ASSERT_EQ(inputs, "") << kGpuBackends[bi].name << ", " << describe(list[si]);
+      }
+    }
+    int64_t calls = 0;
+    for (int bi = 0; bi < kNumBackends; ++bi) {
+      const Tally& t = tally[bi];
+      std::cout << "[ torture  ] " << kGpuBackends[bi].name << ": " << t.calls << " calls on " << t.shapes_run
+                << " shapes, " << t.honest_checked << " honest requests checked";
+      if (!t.unavailable.empty()) {
+        std::cout << "; not available on " << t.unavailable.size() << " shapes (first: " << t.unavailable[0] << ")";
+      }
+      std::cout << "\n";
+      RecordProperty(std::string(kGpuBackends[bi].name) + "_calls", static_cast<int>(t.calls));
+      RecordProperty(std::string(kGpuBackends[bi].name) + "_unavailable_shapes", static_cast<int>(t.unavailable.size()));
+      if (t.calls > 0 && family != alone_cases) {
+        EXPECT_GT(t.honest_checked, 0) << kGpuBackends[bi].name << ": no honest request was ever compared";
+      }
+      calls += t.calls;
+    }
+    if (calls == 0) GTEST_SKIP() << "no GPU backend takes these problems (see the lines above)";
+  }
+};
+
+TEST_F(CudaTorture, CumSeqLensQ) { torture(cum_seq_lens_q_cases, 1); }
+TEST_F(CudaTorture, SeqLensInt32AndUint32) { torture(seq_lens_cases, 2); }
+TEST_F(CudaTorture, BlockTables) { torture(block_table_cases, 3); }
+TEST_F(CudaTorture, MixedLiesBesideHonestRequests) { torture(mixed_cases, 4); }
+TEST_F(CudaTorture, EveryArrayAlone) { torture(alone_cases, 5); }
+
+// Check mode on each GPU backend: a uint32 seq_lens value above INT32_MAX is refused with the CPU
+// check's message, which quotes it as the unsigned number it is; nothing is written.
+TEST_F(CudaTorture, CheckModeQuotesUint32SeqLensUnsigned) {
+  CTXATTN_REQUIRE_GPU();
+  ProblemSpec s = spec_for({128, 16, false}, 77);
+  auto corrupt = [](PagedProblem& p) {
+    p.args.seq_lens_dtype = CTXATTN_DTYPE_UINT32;
+    p.seq_lens[5] = static_cast<int32_t>(0xFFFFFFF0u);
+  };
+  PagedProblem cpu(s);
+  corrupt(cpu);
+  ctxattn_args_t ca = cpu.args;
+  ca.backend = CTXATTN_BACKEND_CPU_REFERENCE;
+  ASSERT_EQ(ctxattn_batch_context_with_kv_cache(&ca), CTXATTN_STATUS_INVALID_METADATA);
+  const std::string cpu_message = ctxattn_last_error();
+  ASSERT_NE(cpu_message.find("seq_lens[5] = 4294967280"), std::string::npos) << cpu_message;
+
+  int ran = 0;
+  for (const GpuBackend& backend : kGpuBackends) {
+    PagedProblem gpu(s);
+    corrupt(gpu);
+    gpu.poison_outputs();
+    DeviceProblem dev(gpu);
+    ASSERT_TRUE(dev.ok());
+    dev.args.backend = backend.code;
+    dev.args.check_metadata = 1;
+    const ctxattn_status_t st = dev.run();
+    if (st == CTXATTN_STATUS_UNSUPPORTED) {
+      std::cout << "[ torture  ] " << backend.name << ": not available: " << ctxattn_last_error() << "\n";
+      continue;
+    }
+    ++ran;
+    EXPECT_EQ(st, CTXATTN_STATUS_INVALID_METADATA) << backend.name;
+    EXPECT_EQ(std::string(ctxattn_last_error()), cpu_message) << backend.name;
+    const std::vector<uint8_t> out_before = gpu.out;
+    ASSERT_TRUE(dev.download());
+    EXPECT_EQ(gpu.out, out_before) << backend.name << ": check mode wrote out";
+  }
+  if (ran == 0) GTEST_SKIP() << "no GPU backend available";
+}
+
+}  // namespace
+}  // namespace ctxattn_test
+
+#endif  // CTXATTN_TEST_CUDA
