@@ -31,6 +31,11 @@ size_t cuda_portable_workspace_bytes(const Params& p);
 // Whether the portable backend implements these arguments (head dim, dtypes); the reason otherwise.
 Status cuda_portable_supports(const Params& p);
 Status cuda_portable_run(const Params& p);
+// The Hopper backend (sm90a TMA + WGMMA kernels): extra workspace, whether it serves these
+// arguments (the reason otherwise; AUTO then runs the portable backend), and the run.
+size_t cuda_sm90_workspace_bytes(const Params& p);
+Status cuda_sm90_supports(const Params& p);
+Status cuda_sm90_run(const Params& p);
 // Verifies the device metadata with one sync (check mode).
 Status cuda_check_metadata(const Params& p);
 

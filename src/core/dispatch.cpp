@@ -14,13 +14,18 @@ Status select_backend(const Params& p, ctxattn_device_type_t device, ctxattn_bac
     return Status::Ok();
   }
   if (requested == CTXATTN_BACKEND_CUDA_SM90) {
-    // The Hopper kernels are not part of this build yet; asking for them by name is an error
-    // rather than a silent fallback, so benchmarks never mislabel a run.
-    return Status::Error(CTXATTN_STATUS_UNSUPPORTED,
-                         "backend: the sm90 (Hopper) backend is not available in this build; use AUTO or "
-                         "CUDA_PORTABLE");
+    // Asked for by name: served or refused with the reason, never silently replaced, so that
+    // benchmarks and tests never mislabel a run.
+    CTXATTN_RETURN_IF_ERROR(cuda_sm90_supports(p));
+    *chosen = CTXATTN_BACKEND_CUDA_SM90;
+    return Status::Ok();
   }
-  // CUDA: the portable mma.sync backend serves sm80 and newer, so AUTO and CUDA_PORTABLE meet here.
+  if (requested == CTXATTN_BACKEND_AUTO && cuda_sm90_supports(p).ok()) {
+    // Hopper with arguments the TMA / WGMMA kernels cover: the fast path.
+    *chosen = CTXATTN_BACKEND_CUDA_SM90;
+    return Status::Ok();
+  }
+  // Everything else on CUDA: the portable mma.sync backend serves sm80 and newer.
   Status s = cuda_portable_supports(p);
   if (!s.ok()) return s;
   *chosen = CTXATTN_BACKEND_CUDA_PORTABLE;
@@ -35,9 +40,10 @@ Status run_backend(const Params& p, ctxattn_backend_t backend) {
       CTXATTN_RETURN_IF_ERROR(cpu_check_metadata(p));
       return backend == CTXATTN_BACKEND_CPU ? cpu_run(p) : cpu_reference_run(p);
     case CTXATTN_BACKEND_CUDA_PORTABLE:
+    case CTXATTN_BACKEND_CUDA_SM90:
       // On the GPU the check costs a sync, so it runs only in check mode.
       if (p.check_metadata) CTXATTN_RETURN_IF_ERROR(cuda_check_metadata(p));
-      return cuda_portable_run(p);
+      return backend == CTXATTN_BACKEND_CUDA_SM90 ? cuda_sm90_run(p) : cuda_portable_run(p);
     default:
       break;
   }

@@ -18,5 +18,8 @@ size_t cuda_portable_workspace_bytes(const Params&) { return 0; }
 Status cuda_portable_supports(const Params&) { return no_cuda(); }
 Status cuda_portable_run(const Params&) { return no_cuda(); }
 Status cuda_check_metadata(const Params&) { return no_cuda(); }
+size_t cuda_sm90_workspace_bytes(const Params&) { return 0; }
+Status cuda_sm90_supports(const Params&) { return no_cuda(); }
+Status cuda_sm90_run(const Params&) { return no_cuda(); }
 
 }  // namespace ctxattn

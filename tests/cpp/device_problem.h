@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
 #include <map>
 #include <string>
 
@@ -12,6 +13,16 @@
 #include "paged_cache.h"
 
 namespace ctxattn_test {
+
+// The CUDA backend the GPU tests ask for: $CTXATTN_TEST_BACKEND = cuda_portable (default),
+// cuda_sm90 or auto, so the same suite runs against each backend (tests/gpu/run_gpu_suite.sh).
+inline ctxattn_backend_t test_backend() {
+  const char* env = std::getenv("CTXATTN_TEST_BACKEND");
+  const std::string name = env != nullptr ? env : "";
+  if (name == "cuda_sm90") return CTXATTN_BACKEND_CUDA_SM90;
+  if (name == "auto") return CTXATTN_BACKEND_AUTO;
+  return CTXATTN_BACKEND_CUDA_PORTABLE;
+}
 
 // Device copies of every buffer of a PagedProblem, kept at the same sizes so the inputs of
 // another problem of the same shape can be copied into them (graph replay).
@@ -31,7 +42,7 @@ class DeviceProblem {
     args = pb.relocated_args([&](const HostBuffer& b) { return device_.at(b.name); });
     args.device_type = CTXATTN_DEVICE_CUDA;
     args.device_index = 0;
-    args.backend = CTXATTN_BACKEND_CUDA_PORTABLE;
+    args.backend = test_backend();
     args.stream = stream;
   }
   DeviceProblem(const DeviceProblem&) = delete;

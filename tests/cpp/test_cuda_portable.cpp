@@ -8,6 +8,7 @@
 
 #if defined(CTXATTN_TEST_CUDA)
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -116,6 +117,11 @@ ProblemSpec random_spec(std::mt19937_64& rng, uint64_t seed, bool small) {
   return s;
 }
 
+// Cases the backend under test refused as UNSUPPORTED (the sm90 backend serves a subset; AUTO
+// sends the rest to the portable backend, which the portable run of the suite covers).
+int g_not_covered = 0;
+int g_covered = 0;
+
 // Runs one problem on the GPU and on the CPU reference; fails the test with the description.
 void check_against_reference(const ProblemSpec& spec, int pdl = -1) {
   PagedProblem want(spec);
@@ -125,7 +131,13 @@ void check_against_reference(const ProblemSpec& spec, int pdl = -1) {
   DeviceProblem dev(got);
   ASSERT_TRUE(dev.ok());
   dev.args.enable_pdl = pdl;
-  ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error() << "\n" << describe(spec);
+  const ctxattn_status_t status = dev.run();
+  if (status == CTXATTN_STATUS_UNSUPPORTED && dev.args.backend == CTXATTN_BACKEND_CUDA_SM90) {
+    ++g_not_covered;
+    return;
+  }
+  ++g_covered;
+  ASSERT_EQ(status, CTXATTN_STATUS_OK) << ctxattn_last_error() << "\n" << describe(spec);
   ASSERT_TRUE(dev.download());
   const std::string diff = compare_outputs(got, want);
   EXPECT_TRUE(diff.empty()) << describe(spec) << "\n" << diff;
@@ -137,12 +149,15 @@ TEST(CudaPortable, RandomSweepMatchesCpuReference) {
   CTXATTN_REQUIRE_GPU();
   const SweepSize size = sweep_size();
   std::mt19937_64 rng(20261130);
+  g_covered = g_not_covered = 0;
   for (int i = 0; i < size.count; ++i) {
     const ProblemSpec spec = random_spec(rng, 1000 + i, size.small);
     SCOPED_TRACE("sweep case " + std::to_string(i));
     check_against_reference(spec);
     if (HasFatalFailure()) return;
   }
+  std::printf("sweep: %d cases ran on the backend under test, %d it does not serve\n", g_covered, g_not_covered);
+  EXPECT_GT(g_covered, 0) << "the backend under test served no case of the sweep";
 }
 
 // The shapes the sweep might miss, written out.
@@ -344,8 +359,12 @@ TEST(CudaPortable, LyingMetadataStaysInsideTheBuffers) {
       }
     }
   }
-  for (int64_t t = got.q_begin(1); t < got.q_begin(2); ++t) {
-    for (int32_t h = 0; h < Hq; ++h) EXPECT_TRUE(std::isnan(got.out_value(t, h, 0))) << "row " << t << " attends a bad page";
+  // The portable backend poisons the rows that attend a bad page with NaN; the sm90 backend's
+  // TMA reads a page outside the pool as zeros. Either way nothing outside the pool is read.
+  if (dev.args.backend != CTXATTN_BACKEND_CUDA_SM90) {
+    for (int64_t t = got.q_begin(1); t < got.q_begin(2); ++t) {
+      for (int32_t h = 0; h < Hq; ++h) EXPECT_TRUE(std::isnan(got.out_value(t, h, 0))) << "row " << t << " attends a bad page";
+    }
   }
   EXPECT_EQ(untouched_outside_rows(got), "");
 }

@@ -10,6 +10,7 @@
 #include "core/params.h"
 #include "cuda/common/convert.cuh"
 #include "cuda/common/output.cuh"
+#include "cuda/common/rows.cuh"
 #include "cuda/sm80/ptx.cuh"
 #include "cuda/sm80/swizzle.cuh"
 #include "cuda/sm80/traits.cuh"
@@ -26,13 +27,6 @@ struct ThreadRows {
   int head[kRows];
   bool valid[kRows];
 };
-
-// Staging layout of the encoded rows: `chunks` 16-byte chunks a row (a power of two), XOR
-// swizzled by the row so the quad-strided writes below spread over banks.
-__device__ __forceinline__ uint32_t out_chunk(int row, int chunk, int chunks) {
-  const int mask = (chunks < 8 ? chunks : 8) - 1;
-  return (row * chunks + (chunk ^ (row & mask))) * 16;
-}
 
 template <typename T, class Tr>
 struct Epilogue {

@@ -103,11 +103,6 @@ __device__ __forceinline__ void mma_16816<__nv_bfloat16>(float (&d)[4], const ui
 }
 
 // 2^x on the special-function unit; exp2(-inf) = 0, which the masked entries rely on.
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
 
 }  // namespace sm80
 }  // namespace ctxattn

@@ -18,6 +18,7 @@
 
 #include <math_constants.h>
 
+#include "cuda/common/rows.cuh"
 #include "cuda/sm80/ptx.cuh"
 
 namespace ctxattn {
@@ -25,16 +26,6 @@ namespace sm80 {
 
 // Largest growth of the maximum absorbed without rescaling: probabilities stay <= 2^8.
 constexpr float kRescaleLog2 = 8.0f;
-
-__device__ __forceinline__ float quad_max(float x) {
-  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
-  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
-}
-
-__device__ __forceinline__ float quad_sum(float x) {
-  x += __shfl_xor_sync(0xffffffffu, x, 1);
-  return x + __shfl_xor_sync(0xffffffffu, x, 2);
-}
 
 // Reduces x[0..kN) pairwise (depth log2 kN rather than a chain of kN - 1 dependent operations:
 // with two warps a scheduler, the chain's latency is not hidden). kN is a power of two.
@@ -119,12 +110,7 @@ struct OnlineSoftmax {
   // An empty row (no key, no sink) has l = 0: the caller writes O = 0 and LSE = -inf.
   __device__ __forceinline__ void finish(const float (&sink_log2)[kRows], float (&l)[kRows], float (&lse)[kRows]) const {
 #pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      float total = quad_sum(row_sum[r]);
-      if (row_max[r] != -CUDART_INF_F) total += fast_exp2(sink_log2[r] - row_max[r]);
-      l[r] = total;
-      lse[r] = total == 0.0f ? -CUDART_INF_F : row_max[r] + log2f(total);
-    }
+    for (int r = 0; r < kRows; ++r) finish_row(row_sum[r], row_max[r], sink_log2[r], l[r], lse[r]);
   }
 };
 

@@ -1,0 +1,181 @@
+// The Hopper backend's entry points (core/backends.h): which calls it serves, the tensor maps
+// its TMA loads read, and the dispatch to the instantiation of (element type, head dim). Host
+// code only; the kernels live in sm90/inst/ (compiled for sm_90a alone).
+//
+// Served: fp16 / bf16 Q with K/V of the same type, head dims 64, 128, 256, page sizes of 8 and
+// more, every mask, sink, scale, LSE and output kind of the SPEC; K/V and Q with 16-byte aligned
+// data and strides. Everything else is answered UNSUPPORTED with the reason, and AUTO then runs
+// the portable backend (core/dispatch.cpp).
+#include <cuda.h>
+#include <stdint.h>
+
+#include <mutex>
+#include <string>
+
+#include "core/backends.h"
+#include "cuda/common/cuda_status.h"
+#if defined(CTXATTN_WITH_SM90)
+#include "cuda/sm90/launch.h"
+#endif
+
+namespace ctxattn {
+namespace {
+
+Status unsupported(const std::string& message) { return Status::Error(CTXATTN_STATUS_UNSUPPORTED, message); }
+
+#if defined(CTXATTN_WITH_SM90)
+
+bool aligned16(const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0; }
+bool stride_ok(int64_t stride_elems) {
+  // TMA strides: multiples of 16 bytes below 2^40 (bf16 / fp16 elements).
+  const int64_t bytes = stride_elems * 2;
+  return bytes > 0 && bytes % 16 == 0 && bytes < (int64_t{1} << 40);
+}
+bool row_stride_ok(int64_t extent, int64_t stride_elems, int64_t bytes_per_elem) {
+  return extent <= 1 || (stride_elems * bytes_per_elem) % 16 == 0;
+}
+
+using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                 const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// cuTensorMapEncodeTiled from the driver, through the runtime (the library links no libcuda).
+Status encode_fn(EncodeTiled* fn) {
+  static std::once_flag once;
+  static EncodeTiled cached = nullptr;
+  static cudaError_t error = cudaSuccess;
+  std::call_once(once, [] {
+    void* ptr = nullptr;
+    cudaDriverEntryPointQueryResult query = cudaDriverEntryPointSymbolNotFound;
+    error = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault, &query);
+    if (error == cudaSuccess && query == cudaDriverEntryPointSuccess) cached = reinterpret_cast<EncodeTiled>(ptr);
+  });
+  if (cached == nullptr) {
+    return Status::Error(CTXATTN_STATUS_CUDA_ERROR, std::string("device: cuTensorMapEncodeTiled is not available (") +
+                                                        cudaGetErrorString(error) + ")");
+  }
+  *fn = cached;
+  return Status::Ok();
+}
+
+// The pool (K or V) as a 4-D tensor (d, slot, KV head, page), boxes of 64 columns x one page
+// piece, 128-byte swizzle; coordinates past any extent read as zeros.
+Status make_pool_map(const Params& p, const void* base, int64_t stride_page, int64_t stride_head,
+                     int64_t stride_token, int block_n, CUtensorMap* map) {
+  EncodeTiled encode = nullptr;
+  CTXATTN_RETURN_IF_ERROR(encode_fn(&encode));
+  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(p.head_dim), static_cast<cuuint64_t>(p.page_size),
+                              static_cast<cuuint64_t>(p.num_kv_heads), static_cast<cuuint64_t>(p.num_pages)};
+  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(stride_token * 2), static_cast<cuuint64_t>(stride_head * 2),
+                                 static_cast<cuuint64_t>(stride_page * 2)};
+  const cuuint32_t box[4] = {64, static_cast<cuuint32_t>(p.page_size < block_n ? p.page_size : block_n), 1, 1};
+  const cuuint32_t element_strides[4] = {1, 1, 1, 1};
+  const CUtensorMapDataType type =
+      p.kv_dtype == CTXATTN_DTYPE_BFLOAT16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  const CUresult r = encode(map, type, 4, const_cast<void*>(base), dims, strides, box, element_strides,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    return unsupported("kv_cache: the sm90 backend could not describe the KV pool to TMA (cuTensorMapEncodeTiled "
+                       "error " + std::to_string(static_cast<int>(r)) + ")");
+  }
+  return Status::Ok();
+}
+
+int block_n_for(int head_dim) {
+  switch (head_dim) {
+    case 64: return sm90::Traits<64>::kBlockN;
+    case 128: return sm90::Traits<128>::kBlockN;
+    default: return sm90::Traits<256>::kBlockN;
+  }
+}
+
+template <sm90::Elem kElem>
+Status run_elem(const Params& p, const sm90::LaunchEnv& env, const CUtensorMap& k, const CUtensorMap& v) {
+  switch (p.head_dim) {
+    case 64: return sm90::run_attention<kElem, 64>(p, env, k, v);
+    case 128: return sm90::run_attention<kElem, 128>(p, env, k, v);
+    case 256: return sm90::run_attention<kElem, 256>(p, env, k, v);
+    default: break;
+  }
+  return unsupported("head_dim: the sm90 backend implements head dims 64, 128 and 256, got " +
+                     std::to_string(p.head_dim));
+}
+
+#endif  // CTXATTN_WITH_SM90
+
+}  // namespace
+
+size_t cuda_sm90_workspace_bytes(const Params&) {
+  // Work is assigned by the grid alone: no scheduling metadata beyond the common header.
+  return 0;
+}
+
+Status cuda_sm90_supports(const Params& p) {
+#if !defined(CTXATTN_WITH_SM90)
+  (void)p;
+  return unsupported("backend: this ctxattn library was built without the sm90 (Hopper) kernels (add 90a to "
+                     "CTXATTN_CUDA_ARCHS)");
+#else
+  int arch = 0;
+  CTXATTN_RETURN_IF_ERROR(cuda_device_arch(p.device_index, &arch));
+  if (arch != 90) {
+    return unsupported("device: the sm90 backend runs on compute capability 9.0 (Hopper) only, got " +
+                       std::to_string(arch / 10) + "." + std::to_string(arch % 10));
+  }
+  if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256) {
+    return unsupported("head_dim: the sm90 backend implements head dims 64, 128 and 256, got " +
+                       std::to_string(p.head_dim));
+  }
+  const bool q16 = p.q_dtype == CTXATTN_DTYPE_FLOAT16 || p.q_dtype == CTXATTN_DTYPE_BFLOAT16;
+  if (!q16 || p.kv_dtype != p.q_dtype) {
+    return unsupported("kv_cache: the sm90 backend implements fp16 and bf16 query and KV of the same dtype");
+  }
+  if (p.page_size < 8) {
+    return unsupported("page_size: the sm90 backend reads pages of 8 tokens or more by TMA, got " +
+                       std::to_string(p.page_size));
+  }
+  if (!aligned16(p.k) || !aligned16(p.v) || !stride_ok(p.k_stride_page) || !stride_ok(p.k_stride_head) ||
+      !stride_ok(p.k_stride_token) || !stride_ok(p.v_stride_page) || !stride_ok(p.v_stride_head) ||
+      !stride_ok(p.v_stride_token)) {
+    return unsupported("kv_cache: the sm90 backend needs K and V data pointers and page / head / token strides that "
+                       "are positive multiples of 16 bytes");
+  }
+  if (!aligned16(p.q) || !row_stride_ok(p.num_tokens, p.q_stride_token, 2) ||
+      !row_stride_ok(p.num_qo_heads, p.q_stride_head, 2)) {
+    return unsupported("query: the sm90 backend needs the data pointer and the token / head strides 16-byte aligned");
+  }
+  const int ob = p.out_dtype == CTXATTN_DTYPE_FLOAT16 || p.out_dtype == CTXATTN_DTYPE_BFLOAT16 ? 2 : 1;
+  if (!aligned16(p.out) || !row_stride_ok(p.num_tokens, p.out_stride_token, ob) ||
+      !row_stride_ok(p.num_qo_heads, p.out_stride_head, ob)) {
+    return unsupported("out: the sm90 backend needs the data pointer and the token / head strides 16-byte aligned");
+  }
+  const int64_t m_blocks = (static_cast<int64_t>(p.max_q_len) * p.group_size + sm90::Traits<128>::kBlockM - 1) /
+                           sm90::Traits<128>::kBlockM;
+  if (m_blocks * p.batch_size * p.num_kv_heads > INT32_MAX) {
+    return unsupported("max_q_len: max_q_len * num_qo_heads * batch_size is too large for one grid of the sm90 "
+                       "backend");
+  }
+  return Status::Ok();
+#endif
+}
+
+Status cuda_sm90_run(const Params& p) {
+#if !defined(CTXATTN_WITH_SM90)
+  return cuda_sm90_supports(p);
+#else
+  // Nothing to compute: no launch (a grid of zero blocks is a launch error).
+  if (p.batch_size == 0 || p.max_q_len == 0 || p.num_tokens == 0) return Status::Ok();
+  const int block_n = block_n_for(p.head_dim);
+  CUtensorMap map_k, map_v;
+  CTXATTN_RETURN_IF_ERROR(make_pool_map(p, p.k, p.k_stride_page, p.k_stride_head, p.k_stride_token, block_n, &map_k));
+  CTXATTN_RETURN_IF_ERROR(make_pool_map(p, p.v, p.v_stride_page, p.v_stride_head, p.v_stride_token, block_n, &map_v));
+  DeviceGuard guard;
+  CTXATTN_RETURN_IF_ERROR(guard.set(p.device_index));
+  const sm90::LaunchEnv env{static_cast<cudaStream_t>(p.stream), p.device_index, p.enable_pdl};
+  return p.q_dtype == CTXATTN_DTYPE_BFLOAT16 ? run_elem<sm90::Elem::kBFloat16>(p, env, map_k, map_v)
+                                             : run_elem<sm90::Elem::kFloat16>(p, env, map_k, map_v);
+#endif
+}
+
+}  // namespace ctxattn

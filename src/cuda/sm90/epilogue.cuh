@@ -1,0 +1,128 @@
+// The end of a consumer warpgroup: normalise its 64 rows (bmm2_scale / l), write LSE, encode
+// the rows in the output kind (fp16, bf16, e4m3, or nvfp4 with its block scales) into a staging
+// tile in its own Q region, then store whole 16-byte chunks of each (token, head) row. Rows past
+// the request are never written. The encodings are those of cuda/common/output.cuh, bit-identical
+// to the CPU backend's.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#include "core/numeric.h"
+#include "core/params.h"
+#include "cuda/common/convert.cuh"
+#include "cuda/common/output.cuh"
+#include "cuda/common/rows.cuh"
+#include "cuda/sm90/pipeline.cuh"
+#include "cuda/sm90/traits.cuh"
+#include "cuda/sm90/work.cuh"
+
+namespace ctxattn {
+namespace sm90 {
+
+template <typename T, class Tr>
+struct Epilogue {
+  static constexpr int kORegs = Tr::kHeadDim / 2;
+
+  __device__ static int value_bits(ctxattn_dtype_t kind) {
+    if (kind == CTXATTN_DTYPE_NVFP4) return 4;
+    return kind == CTXATTN_DTYPE_FLOAT8_E4M3 ? 8 : 16;
+  }
+
+  __device__ static char* staged(char* stage, int row, int col, int bits, int chunks) {
+    const int byte = col * bits / 8;
+    return stage + out_chunk(row, byte / 16, chunks) + (byte % 16);
+  }
+
+  // o: the accumulators (register 4j + 2h + e: row half h, column 8j + 2 * (lane % 4) + e);
+  // rows[h]: packed row of half h; stage: this warpgroup's Q region (no longer read).
+  __device__ static void run(const Params& p, const Work& w, float (&o)[kORegs], const float (&l)[2],
+                             const float (&lse)[2], const int (&rows)[2], float bmm2, char* stage, int consumer,
+                             int t) {
+    const int lane = t % 32;
+    const int quad = lane & 3;
+    const int group = p.group_size;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      // l == 0: no key and no sink, O = 0. A NaN l (a poisoned page) keeps the row NaN.
+      const float factor = l[h] == 0.0f ? 0.0f : bmm2 / l[h];
+#pragma unroll
+      for (int j = 0; j < kORegs / 4; ++j) {
+        o[4 * j + 2 * h] *= factor;
+        o[4 * j + 2 * h + 1] *= factor;
+      }
+      if (p.lse != nullptr && quad == 0 && rows[h] < w.packed_rows) {
+        const int64_t token = w.q_start + rows[h] / group;
+        const int64_t head = static_cast<int64_t>(w.kv_head) * group + rows[h] % group;
+        p.lse[token * p.lse_stride_token + head * p.lse_stride_head] = lse[h];
+      }
+    }
+
+    const ctxattn_dtype_t kind = p.out_dtype;
+    const int bits = value_bits(kind);
+    const int chunks = Tr::kHeadDim * bits / 8 / 16;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = (t / 32) * 16 + (lane >> 2) + 8 * h;  // row inside the warpgroup's 64
+      if (kind == CTXATTN_DTYPE_NVFP4) {
+#pragma unroll
+        for (int blk = 0; blk < Tr::kHeadDim / 16; ++blk) {
+          const float* a = &o[8 * blk + 2 * h];
+          const float* b = &o[8 * blk + 4 + 2 * h];
+          float amax = fmaxf(fmaxf(fabsf(a[0]), fabsf(a[1])), fmaxf(fabsf(b[0]), fabsf(b[1])));
+          amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+          amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
+          const uint8_t sf = nvfp4_scale_code(amax, p.o_sf_scale);
+          const int col = blk * 16 + 2 * quad;
+          *reinterpret_cast<uint8_t*>(staged(stage, row, col, 4, chunks)) =
+              static_cast<uint8_t>(nvfp4_pair_bits(a[0], a[1], sf, p.o_sf_scale));
+          *reinterpret_cast<uint8_t*>(staged(stage, row, col + 8, 4, chunks)) =
+              static_cast<uint8_t>(nvfp4_pair_bits(b[0], b[1], sf, p.o_sf_scale));
+          if (quad == 0 && rows[h] < w.packed_rows) {
+            const int64_t sf_row = p.out_scale_start_index + w.q_start + rows[h] / group;
+            const int64_t sf_col = (static_cast<int64_t>(w.kv_head) * group + rows[h] % group) * (Tr::kHeadDim / 16) + blk;
+            p.out_scale[nvfp4_scale_offset(sf_row, sf_col, p.out_scale_cols)] = sf;
+          }
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < kORegs / 4; ++j) {
+          const int col = j * 8 + 2 * quad;
+          const float x = o[4 * j + 2 * h];
+          const float y = o[4 * j + 2 * h + 1];
+          char* dst = staged(stage, row, col, bits, chunks);
+          if (kind == CTXATTN_DTYPE_FLOAT8_E4M3) {
+            *reinterpret_cast<uint16_t*>(dst) = static_cast<uint16_t>(e4m3x2_bits(x, y));
+          } else if (kind == CTXATTN_DTYPE_BFLOAT16) {
+            *reinterpret_cast<uint32_t*>(dst) = pack_float2<__nv_bfloat16>(x, y);
+          } else {
+            *reinterpret_cast<uint32_t*>(dst) = pack_float2<__half>(x, y);
+          }
+        }
+      }
+    }
+    warpgroup_sync(consumer);
+
+    // Whole rows out, 16 bytes a store; strides count 2-byte elements for 16-bit outputs and
+    // bytes for e4m3 and nvfp4.
+    const int64_t unit = bits == 16 ? 2 : 1;
+    const int64_t stride_token = p.out_stride_token * unit;
+    const int64_t stride_head = p.out_stride_head * unit;
+    const int row_step = kWarpgroupThreads / chunks;
+    const int chunk = t % chunks;
+    char* out = static_cast<char*>(p.out) + chunk * 16;
+    const int first = w.m0 + consumer * kRowsPerWarpgroup;
+    for (int row = t / chunks; row < kRowsPerWarpgroup; row += row_step) {
+      const int packed = first + row;
+      if (packed >= w.packed_rows) break;  // rows only grow
+      const int64_t token = w.q_start + packed / group;
+      const int64_t head = static_cast<int64_t>(w.kv_head) * group + packed % group;
+      *reinterpret_cast<uint4*>(out + token * stride_token + head * stride_head) =
+          *reinterpret_cast<const uint4*>(stage + out_chunk(row, chunk, chunks));
+    }
+  }
+};
+
+}  // namespace sm90
+}  // namespace ctxattn

@@ -1,0 +1,156 @@
+// Data movement of the Hopper kernel.
+//   KvProducer  the producer warp: K and V tiles by TMA, one box per page piece and column chunk,
+//               from tensor maps over the whole pool (coordinates: d, slot, KV head, page), so a
+//               page of any power-of-two size >= 8 tokens is read in place. A page id outside the
+//               pool is out of the tensor's bounds: TMA fills zeros and reads nothing.
+//   load_q      a consumer warpgroup's 64 packed rows of Q by cp.async (any G, any strides; rows
+//               past the request are zero), in the swizzled K-major layout WGMMA reads.
+#pragma once
+
+#include <cuda.h>
+#include <stdint.h>
+
+#include <cute/arch/copy_sm90_desc.hpp>
+#include <cute/arch/copy_sm90_tma.hpp>
+#include <cutlass/arch/barrier.h>
+
+#include "core/params.h"
+#include "cuda/sm90/pipeline.cuh"
+#include "cuda/sm90/traits.cuh"
+#include "cuda/sm90/work.cuh"
+
+namespace ctxattn {
+namespace sm90 {
+
+// Byte offset of element (row, col) in a swizzled tile of `rows` rows (traits.cuh).
+__device__ __forceinline__ uint32_t swizzled_offset(int row, int col, int rows) {
+  return (col / kChunkCols) * rows * kSwizzleBytes + row * kSwizzleBytes +
+         ((((col % kChunkCols) / 8) ^ (row % 8)) * 16) + (col % 8) * 2;
+}
+
+template <class Tr>
+struct KvProducer {
+  const CUtensorMap* map_k;
+  const CUtensorMap* map_v;
+  int rows_per_box;  // min(page_size, kBlockN)
+  int log2_rows;
+  int boxes_per_tile;
+
+  __device__ KvProducer(const Params& p, const CUtensorMap* k, const CUtensorMap* v) : map_k(k), map_v(v) {
+    log2_rows = p.log2_page_size < 31 - __clz(Tr::kBlockN) ? p.log2_page_size : 31 - __clz(Tr::kBlockN);
+    rows_per_box = 1 << log2_rows;
+    boxes_per_tile = Tr::kBlockN >> log2_rows;
+  }
+
+  // Page pieces of tile n that hold keys below kv_len (at least one for a visited tile).
+  __device__ int valid_boxes(const Work& w, int n) const {
+    const int64_t left = static_cast<int64_t>(w.kv_len) - static_cast<int64_t>(n) * Tr::kBlockN;
+    const int64_t boxes = (left + rows_per_box - 1) >> log2_rows;
+    return boxes < boxes_per_tile ? static_cast<int>(boxes) : boxes_per_tile;
+  }
+
+  // Issues tile n of one tensor into dst (a K or V stage), completing on `bar`, which the
+  // caller's lane 0 has armed with tile_bytes(boxes). Lanes split the boxes.
+  __device__ void issue(const Params& p, const Work& w, const CUtensorMap* map, char* dst, uint64_t* bar, int n,
+                        int boxes, int lane) const {
+    const int64_t t0 = static_cast<int64_t>(n) * Tr::kBlockN;
+    const int32_t* table = p.block_tables + static_cast<int64_t>(w.batch) * p.block_tables_stride;
+    for (int j = lane; j < boxes * Tr::kChunks; j += 32) {
+      const int piece = j / Tr::kChunks;
+      const int chunk = j % Tr::kChunks;
+      const int64_t token = t0 + (piece << log2_rows);
+      const int32_t page = table[token >> p.log2_page_size];
+      const int32_t slot = static_cast<int32_t>(token & (p.page_size - 1));
+      cute::SM90_TMA_LOAD_4D::copy(map, bar, static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_NORMAL),
+                                   dst + chunk * Tr::kKvChunkBytes + (piece << log2_rows) * kSwizzleBytes,
+                                   chunk * kChunkCols, slot, w.kv_head, page);
+    }
+  }
+
+  __device__ uint32_t tile_bytes(int boxes) const {
+    return static_cast<uint32_t>(boxes) * rows_per_box * Tr::kHeadDim * 2;
+  }
+
+  // K tile n into its stage.
+  __device__ void load_k(const Params& p, const Work& w, char* dst, uint64_t* full, int n, int lane) const {
+    const int boxes = valid_boxes(w, n);
+    if (lane == 0) arrive_expect_tx(full, tile_bytes(boxes));
+    __syncwarp();
+    issue(p, w, map_k, dst, full, n, boxes, lane);
+  }
+
+  // V tile n into its stage. Rows past kv_len are zeroed before the consumers see the tile: P is
+  // 0 there, but 0 * NaN from an unused slot would not be. The tail tile lands on the producer's
+  // own barrier first; full is then released by a plain arrival.
+  __device__ void load_v(const Params& p, const Work& w, char* dst, uint64_t* full, uint64_t* tail, uint32_t& tail_phase,
+                         int n, int lane) const {
+    const int boxes = valid_boxes(w, n);
+    const int64_t t0 = static_cast<int64_t>(n) * Tr::kBlockN;
+    const int valid_rows = w.kv_len - t0 < Tr::kBlockN ? static_cast<int>(w.kv_len - t0) : Tr::kBlockN;
+    if (valid_rows == Tr::kBlockN) {
+      if (lane == 0) arrive_expect_tx(full, tile_bytes(boxes));
+      __syncwarp();
+      issue(p, w, map_v, dst, full, n, boxes, lane);
+      return;
+    }
+    if (lane == 0) arrive_expect_tx(tail, tile_bytes(boxes));
+    __syncwarp();
+    issue(p, w, map_v, dst, tail, n, boxes, lane);
+    wait_barrier(tail, tail_phase);
+    tail_phase ^= 1u;
+    const int units_per_row = kSwizzleBytes / 16;
+    const int units = (Tr::kBlockN - valid_rows) * units_per_row;
+    for (int chunk = 0; chunk < Tr::kChunks; ++chunk) {
+      char* base = dst + chunk * Tr::kKvChunkBytes + valid_rows * kSwizzleBytes;
+      for (int u = lane; u < units; u += 32) *reinterpret_cast<uint4*>(base + u * 16) = make_uint4(0, 0, 0, 0);
+    }
+    cutlass::arch::fence_view_async_shared();  // the zeros are read by WGMMA (async proxy)
+    __syncwarp();
+    if (lane == 0) arrive_barrier(full);
+  }
+};
+
+__device__ __forceinline__ void cp_async_16_zfill(uint32_t dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
+               : "memory");
+}
+
+// This warpgroup's 64 packed rows of Q into q_tile (smem byte address); t: thread in the
+// warpgroup. With negate, the sign of every element is flipped (bmm1_scale < 0, see softmax).
+template <class Tr>
+__device__ void load_q(const Params& p, const Work& w, uint32_t q_tile, char* q_ptr, int consumer, int t, bool negate) {
+  constexpr int kUnitsPerRow = Tr::kHeadDim / 8;  // 16-byte units
+  const int group = p.group_size;
+  const char* q = static_cast<const char*>(p.q);
+  for (int idx = t; idx < kRowsPerWarpgroup * kUnitsPerRow; idx += kWarpgroupThreads) {
+    const int row = idx / kUnitsPerRow;
+    const int col = (idx % kUnitsPerRow) * 8;
+    const int packed = w.m0 + consumer * kRowsPerWarpgroup + row;
+    const bool valid = packed < w.packed_rows;
+    const char* src = q;
+    if (valid) {
+      const int64_t token = w.q_start + packed / group;
+      const int64_t head = static_cast<int64_t>(w.kv_head) * group + packed % group;
+      src = q + (token * p.q_stride_token + head * p.q_stride_head + col) * 2;
+    }
+    cp_async_16_zfill(q_tile + swizzled_offset(row, col, kRowsPerWarpgroup), src, valid);
+  }
+  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
+  if (negate) {
+    warpgroup_sync(consumer);  // every thread's copies have landed
+    for (int idx = t; idx < kRowsPerWarpgroup * kUnitsPerRow; idx += kWarpgroupThreads) {
+      uint4* unit = reinterpret_cast<uint4*>(q_ptr + idx * 16);
+      uint4 x = *unit;
+      x.x ^= 0x80008000u;
+      x.y ^= 0x80008000u;
+      x.z ^= 0x80008000u;
+      x.w ^= 0x80008000u;
+      *unit = x;
+    }
+  }
+  cutlass::arch::fence_view_async_shared();  // Q is read by WGMMA (async proxy)
+  warpgroup_sync(consumer);
+}
+
+}  // namespace sm90
+}  // namespace ctxattn

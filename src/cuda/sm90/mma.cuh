@@ -1,0 +1,136 @@
+// The two GEMMs of a consumer warpgroup on WGMMA (64 rows each):
+//   S  = Q K^T   A = Q and B = K from shared memory, both K-major
+//   O += P V     A = P from registers (the S accumulator converted in place), B = V MN-major
+// The instructions are CuTe's SM90 GMMA atoms; this file builds their shared-memory
+// descriptors for the 128-byte-swizzled chunk layout of traits.cuh and unrolls the k steps.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#include <utility>
+
+#include <cute/arch/mma_sm90_desc.hpp>
+#include <cute/arch/mma_sm90_gmma.hpp>
+
+#include "cuda/common/convert.cuh"
+#include "cuda/sm90/traits.cuh"
+
+namespace ctxattn {
+namespace sm90 {
+
+namespace gmma = cute::SM90::GMMA;
+
+// Descriptor of a 128-byte-swizzled operand starting at smem byte address `addr`.
+//   K-major:  8-row groups `sbo` bytes apart; the k step moves the start inside the 128-byte row.
+//   MN-major: 64-element column chunks `lbo` bytes apart, 8-row (k) groups `sbo` bytes apart.
+__device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
+  cute::GmmaDescriptor d;
+  d.bitfield.start_address_ = static_cast<uint16_t>(addr >> 4);
+  d.bitfield.leading_byte_offset_ = static_cast<uint16_t>(lbo >> 4);
+  d.bitfield.stride_byte_offset_ = static_cast<uint16_t>(sbo >> 4);
+  d.bitfield.base_offset_ = 0;  // every tile starts on 1024 bytes
+  d.bitfield.layout_type_ = static_cast<uint8_t>(gmma::LayoutType::B128);
+  return d.desc_;
+}
+
+constexpr uint32_t kGroupBytes = 8 * kSwizzleBytes;  // 8 rows of one chunk: the swizzle period
+
+// The GMMA atoms by (element type, N).
+template <typename T, int N>
+struct SsOp;
+template <typename T, int N>
+struct RsOp;
+#define CTXATTN_SM90_GMMA_OPS(T, NAME, N)                                                              \
+  template <>                                                                                           \
+  struct SsOp<T, N> {                                                                                   \
+    using type = gmma::MMA_64x##N##x16_F32##NAME##NAME##_SS<gmma::Major::K, gmma::Major::K>;            \
+  };                                                                                                    \
+  template <>                                                                                           \
+  struct RsOp<T, N> {                                                                                   \
+    using type = gmma::MMA_64x##N##x16_F32##NAME##NAME##_RS<gmma::Major::K, gmma::Major::MN>;           \
+  };
+CTXATTN_SM90_GMMA_OPS(__nv_bfloat16, BF16, 64)
+CTXATTN_SM90_GMMA_OPS(__nv_bfloat16, BF16, 128)
+CTXATTN_SM90_GMMA_OPS(__nv_bfloat16, BF16, 256)
+CTXATTN_SM90_GMMA_OPS(__half, F16, 64)
+CTXATTN_SM90_GMMA_OPS(__half, F16, 128)
+CTXATTN_SM90_GMMA_OPS(__half, F16, 256)
+#undef CTXATTN_SM90_GMMA_OPS
+
+template <class Op, int N, size_t... I>
+__device__ __forceinline__ void ss_fma(uint64_t a, uint64_t b, float (&d)[N], gmma::ScaleOut scale,
+                                       std::index_sequence<I...>) {
+  Op::fma(a, b, d[I]..., scale);
+}
+template <class Op, int N, size_t... I>
+__device__ __forceinline__ void rs_fma(const uint32_t (&a)[4], uint64_t b, float (&d)[N], std::index_sequence<I...>) {
+  Op::fma(a[0], a[1], a[2], a[3], b, d[I]..., gmma::ScaleOut::One);
+}
+
+template <int N>
+__device__ __forceinline__ void fence_operands(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) cute::warpgroup_fence_operand(d[i]);
+}
+template <int N>
+__device__ __forceinline__ void fence_operands(uint32_t (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) cute::warpgroup_fence_operand(d[i]);
+}
+
+template <typename T, class Tr>
+struct WarpgroupMma {
+  static constexpr int kSRegs = Tr::kBlockN / 2;   // 64 x kBlockN fp32 over 128 threads
+  static constexpr int kORegs = Tr::kHeadDim / 2;  // 64 x D fp32 over 128 threads
+  static constexpr int kPRegs = Tr::kBlockN / 4;   // P as packed 16-bit pairs
+
+  // Issues S = Q K^T (async; the caller commits and waits). q: this warpgroup's Q tile (64 rows),
+  // k: the K tile (kBlockN rows).
+  __device__ static void qk(float (&s)[kSRegs], uint32_t q, uint32_t k) {
+    using Op = typename SsOp<T, Tr::kBlockN>::type;
+    fence_operands(s);
+    cute::warpgroup_arrive();
+#pragma unroll
+    for (int kk = 0; kk < Tr::kHeadDim / 16; ++kk) {
+      // k step kk: chunk kk / 4, 32 bytes a step inside the chunk's 128-byte rows.
+      const uint32_t in_chunk = (kk % 4) * 32;
+      const uint64_t a = sw128_desc(q + (kk / 4) * (kRowsPerWarpgroup * kSwizzleBytes) + in_chunk, 16, kGroupBytes);
+      const uint64_t b = sw128_desc(k + (kk / 4) * Tr::kKvChunkBytes + in_chunk, 16, kGroupBytes);
+      ss_fma<Op>(a, b, s, kk == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One, std::make_index_sequence<kSRegs>{});
+    }
+    cute::warpgroup_commit_batch();
+    fence_operands(s);
+  }
+
+  // Issues O += P V (async). v: the V tile (kBlockN rows of D columns).
+  __device__ static void pv(float (&o)[kORegs], uint32_t (&p)[kPRegs], uint32_t v) {
+    using Op = typename RsOp<T, Tr::kHeadDim>::type;
+    fence_operands(o);
+    fence_operands(p);
+    cute::warpgroup_arrive();
+#pragma unroll
+    for (int kk = 0; kk < Tr::kBlockN / 16; ++kk) {
+      // k step kk: keys 16kk..16kk+15, two 8-row groups of every column chunk.
+      const uint64_t b = sw128_desc(v + kk * 2 * kGroupBytes, Tr::kKvChunkBytes, kGroupBytes);
+      const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
+      rs_fma<Op>(a, b, o, std::make_index_sequence<kORegs>{});
+    }
+    cute::warpgroup_commit_batch();
+    fence_operands(o);
+    fence_operands(p);
+  }
+
+  // The accumulator of S holds, for each 8-column block j, (row, col 2q..2q+1) in s[4j..4j+1]
+  // and (row + 8, same cols) in s[4j+2..4j+3]; the A operand of a k16 step wants, in order,
+  // (row, cols 0-7 pair), (row + 8, cols 0-7 pair), (row, cols 8-15 pair), (row + 8, cols 8-15
+  // pair): the same registers, so P is S packed pairwise in place.
+  __device__ static void to_operand(const float (&s)[kSRegs], uint32_t (&p)[kPRegs]) {
+#pragma unroll
+    for (int i = 0; i < kPRegs; ++i) p[i] = pack_float2<T>(s[2 * i], s[2 * i + 1]);
+  }
+};
+
+}  // namespace sm90
+}  // namespace ctxattn

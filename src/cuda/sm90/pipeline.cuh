@@ -1,0 +1,74 @@
+// Synchronisation of the Hopper kernel: the mbarrier pipelines between the producer warp and the
+// consumer warpgroups (CUTLASS's barrier wrappers), and the named barriers, each listed here.
+//
+// Per stage s of kStages: full_k[s] / full_v[s] complete when a tile's K / V bytes have landed
+// (one arrival with the expected transaction bytes, by the producer), empty_k[s] / empty_v[s]
+// when every consumer warp is done reading the tile (one arrival per consumer warp). v_tail is
+// the producer's own barrier for the V tile that crosses the end of the keys (its tail rows are
+// zeroed before the consumers are released).
+#pragma once
+
+#include <stdint.h>
+
+#include <cutlass/arch/barrier.h>
+
+#include "cuda/sm90/traits.cuh"
+
+namespace ctxattn {
+namespace sm90 {
+
+// Named barrier ids. 0 is __syncthreads.
+enum class NamedBarrier : uint32_t {
+  kConsumer0 = 1,  // consumer warpgroup 0's 128 threads (Q ready, output staging)
+  kConsumer1 = 2,  // consumer warpgroup 1's
+};
+
+__device__ __forceinline__ void warpgroup_sync(int consumer) {
+  cutlass::arch::NamedBarrier::sync(kWarpgroupThreads, static_cast<uint32_t>(NamedBarrier::kConsumer0) + consumer);
+}
+
+constexpr int kConsumerWarps = kConsumerWarpgroups * kWarpgroupThreads / 32;
+
+struct Barriers {
+  uint64_t* base;
+  __device__ uint64_t* full_k(int s) const { return base + s; }
+  __device__ uint64_t* full_v(int s) const { return base + 2 + s; }
+  __device__ uint64_t* empty_k(int s) const { return base + 4 + s; }
+  __device__ uint64_t* empty_v(int s) const { return base + 6 + s; }
+  __device__ uint64_t* v_tail() const { return base + 8; }
+
+  // One thread, before the roles split (followed by a CTA barrier).
+  __device__ void init() const {
+    for (int s = 0; s < 2; ++s) {
+      cutlass::arch::ClusterBarrier::init(full_k(s), 1);
+      cutlass::arch::ClusterBarrier::init(full_v(s), 1);
+      cutlass::arch::ClusterBarrier::init(empty_k(s), kConsumerWarps);
+      cutlass::arch::ClusterBarrier::init(empty_v(s), kConsumerWarps);
+    }
+    cutlass::arch::ClusterBarrier::init(v_tail(), 1);
+    cutlass::arch::fence_barrier_init();
+  }
+};
+
+__device__ __forceinline__ void wait_barrier(uint64_t* bar, uint32_t phase) {
+  cutlass::arch::ClusterBarrier::wait(bar, phase);
+}
+__device__ __forceinline__ void arrive_barrier(uint64_t* bar) { cutlass::arch::ClusterBarrier::arrive(bar); }
+__device__ __forceinline__ void arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+  cutlass::arch::ClusterTransactionBarrier::arrive_and_expect_tx(bar, bytes);
+}
+
+// Position in a kStages-deep ring: stage index and the parity of its current phase.
+struct PipeState {
+  int stage = 0;
+  uint32_t phase = 0;
+  __device__ void advance(int stages) {
+    if (++stage == stages) {
+      stage = 0;
+      phase ^= 1u;
+    }
+  }
+};
+
+}  // namespace sm90
+}  // namespace ctxattn

@@ -1,0 +1,75 @@
+// Online softmax of one consumer thread's two rows (g = lane / 4 and g + 8 of its warp's 16), in
+// fp32 and base 2. A score s becomes s * scale with scale = |bmm1_scale| * log2(e) (Q is negated
+// when bmm1_scale < 0, so scale > 0 and the maximum of s * scale is the maximum of s times scale);
+// exp(s - m) is one FFMA and one ex2. The four lanes of a quad share a row: maxima take two
+// shuffles a tile, sums are kept per lane and combined once at the end.
+//
+// A sink (natural-log logit, zero value vector) starts the running maximum, and its exp2 joins
+// the denominator at the end, which equals adding it at the start.
+#pragma once
+
+#include <math_constants.h>
+
+#include "cuda/common/rows.cuh"
+
+namespace ctxattn {
+namespace sm90 {
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+// kRegs accumulator registers a thread holds of a 64 x N tile: for 8-column block j, row half h
+// (0: row g, 1: row g + 8) and column e of the pair, register 4j + 2h + e.
+template <int kRegs>
+struct RowSoftmax {
+  static constexpr int kBlocks = kRegs / 4;
+  float row_max[2];  // maximum the probabilities are relative to (scaled, base 2); -inf: none yet
+  float row_sum[2];  // this lane's part of the denominator, relative to row_max
+
+  __device__ explicit RowSoftmax(const float (&sink_log2)[2]) {
+    row_max[0] = sink_log2[0];
+    row_max[1] = sink_log2[1];
+    row_sum[0] = row_sum[1] = 0.0f;
+  }
+
+  // Folds a tile of raw scores (masked entries -inf) in: s becomes the probabilities, and
+  // correction[h] is the factor the accumulated O of row half h must be multiplied by.
+  __device__ __forceinline__ void update(float (&s)[kRegs], float scale, float (&correction)[2]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float m0 = s[2 * h], m1 = s[2 * h + 1];
+#pragma unroll
+      for (int j = 1; j < kBlocks; ++j) {
+        m0 = fmaxf(m0, s[4 * j + 2 * h]);
+        m1 = fmaxf(m1, s[4 * j + 2 * h + 1]);
+      }
+      const float tile_max = quad_max(fmaxf(m0, m1)) * scale;
+      const float new_max = fmaxf(row_max[h], tile_max);
+      // With every key masked so far the maximum is -inf; subtracting 0 instead keeps
+      // exp2(-inf - m) = 0 rather than NaN.
+      const float base = new_max == -CUDART_INF_F ? 0.0f : new_max;
+      correction[h] = fast_exp2(row_max[h] - base);
+      row_max[h] = new_max;
+      float sum0 = 0.0f, sum1 = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kBlocks; ++j) {
+        float& a = s[4 * j + 2 * h];
+        float& b = s[4 * j + 2 * h + 1];
+        a = fast_exp2(fmaf(a, scale, -base));
+        b = fast_exp2(fmaf(b, scale, -base));
+        sum0 += a;
+        sum1 += b;
+      }
+      row_sum[h] = row_sum[h] * correction[h] + (sum0 + sum1);
+    }
+  }
+
+  // After the last tile: the row's denominator (sink included) and LSE in base 2. An empty row
+  // (no key, no sink) has l = 0: the caller writes O = 0 and LSE = -inf.
+  __device__ __forceinline__ void finish(const float (&sink_log2)[2], float (&l)[2], float (&lse)[2]) const {
+    finish_row(row_sum[0], row_max[0], sink_log2[0], l[0], lse[0]);
+    finish_row(row_sum[1], row_max[1], sink_log2[1], l[1], lse[1]);
+  }
+};
+
+}  // namespace sm90
+}  // namespace ctxattn

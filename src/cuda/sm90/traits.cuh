@@ -1,0 +1,55 @@
+// Tile shapes and the shared-memory plan of the Hopper kernel, per head dim (docs/design.md has
+// the budget table). Only the element type and the head dim are template axes.
+//
+// Every K, V and Q tile is stored as D / 64 column chunks of [rows][64] elements, 128 bytes a
+// row, with the 128-byte swizzle (16-byte unit c of row r at c ^ (r % 8)): the layout TMA writes
+// with CU_TENSOR_MAP_SWIZZLE_128B and WGMMA reads through a descriptor, K-major for Q and K and
+// MN-major for V. Each tile starts on 1024 bytes, the swizzle's period.
+#pragma once
+
+#include <stdint.h>
+
+namespace ctxattn {
+namespace sm90 {
+
+constexpr int kWarpgroupThreads = 128;
+constexpr int kConsumerWarpgroups = 2;    // each owns 64 rows of the M tile
+constexpr int kProducerWarpgroups = 1;    // one warp issues TMA, the others only donate registers
+constexpr int kThreads = (kConsumerWarpgroups + kProducerWarpgroups) * kWarpgroupThreads;
+constexpr int kRowsPerWarpgroup = 64;     // the M of one WGMMA
+constexpr int kSwizzleBytes = 128;        // a row of one column chunk
+constexpr int kChunkCols = kSwizzleBytes / 2;  // 16-bit elements per chunk row
+
+// Registers after setmaxnreg: the producer needs a handful (page-table loads, TMA coordinates),
+// each consumer thread holds S (kBlockN / 2), P (kBlockN / 4) and O (D / 2) fp32/packed values.
+// 128 * 40 + 256 * 232 = 64512 of the 65536 registers of an SM.
+constexpr int kProducerRegisters = 40;
+constexpr int kConsumerRegisters = 232;
+
+template <int kHeadDim_>
+struct Traits {
+  static constexpr int kHeadDim = kHeadDim_;
+  static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256, "head dim: whole 128-byte chunks, at most 256 (WGMMA N)");
+  static constexpr int kBlockM = kConsumerWarpgroups * kRowsPerWarpgroup;
+  // Keys per tile: 128 while Q, two K and two V stages fit in 227 KB; D = 256 halves it.
+  static constexpr int kBlockN = kHeadDim <= 128 ? 128 : 64;
+  static constexpr int kStages = 2;
+  static constexpr int kChunks = kHeadDim / kChunkCols;
+
+  static constexpr int kQWarpgroupBytes = kRowsPerWarpgroup * kHeadDim * 2;
+  static constexpr int kKvTileBytes = kBlockN * kHeadDim * 2;
+  static constexpr int kKvChunkBytes = kBlockN * kSwizzleBytes;  // one column chunk of a K/V tile
+
+  // Shared-memory plan (bytes from the 1024-aligned base).
+  static constexpr int kSmemQ = 0;  // consumer warpgroup w's Q (then its output staging) at w * kQWarpgroupBytes
+  static constexpr int kSmemK = kSmemQ + kConsumerWarpgroups * kQWarpgroupBytes;
+  static constexpr int kSmemV = kSmemK + kStages * kKvTileBytes;
+  static constexpr int kSmemBarriers = kSmemV + kStages * kKvTileBytes;
+  static constexpr int kNumBarriers = 4 * kStages + 1;  // full/empty for K and V per stage, V tail
+  // +1024: the dynamic shared-memory base is only 16-byte aligned; the kernel rounds it up.
+  static constexpr int kSmemBytes = kSmemBarriers + kNumBarriers * 8 + 1024;
+  static_assert(kSmemBytes <= 227 * 1024, "shared memory of one Hopper CTA");
+};
+
+}  // namespace sm90
+}  // namespace ctxattn
