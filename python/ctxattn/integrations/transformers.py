@@ -46,6 +46,7 @@ _WORKSPACE_BYTES = {"cuda": 128 << 20, "cpu": 1 << 20}
 
 _workspaces = {}
 _workspaces_lock = threading.Lock()
+_local = threading.local()  # per thread: the block tables of the forward pass in progress
 
 
 def workspace_for(device):
@@ -143,6 +144,28 @@ def _gathered_tables(cu_k, max_kv_len, num_tokens):
     return block_tables, (cu_k[1:] - cu_k[:-1]).to(torch.int32)
 
 
+def _tables_of_group(group, index_in_group, batch, shape, compute):
+    """The block tables of one layer group in the forward pass in progress.
+
+    Every layer of a group sees the same indices and lengths, so the group's first layer (index
+    0, run first) computes the tables and the others reuse them. `batch` is the list that carries
+    the batch's write indices: transformers builds a new one for every batch, so a reuse never
+    crosses batches; recomputing at the first layer keeps every forward pass (a CUDA-graph
+    capture included) self-contained. Under torch.compile every layer computes its own.
+    """
+    if torch.compiler.is_compiling():
+        return compute()
+    memo = getattr(_local, "tables", None)
+    if memo is None:
+        memo = _local.tables = {}
+    entry = memo.get(group)
+    if index_in_group > 0 and entry is not None and entry[0] is batch and entry[1] == shape:
+        return entry[2]
+    tables = compute()
+    memo[group] = (batch, shape, tables)
+    return tables
+
+
 def paged_attention_forward(
     module,
     query,
@@ -209,8 +232,11 @@ def paged_attention_forward(
             read_index=kwargs["read_index"], write_index=kwargs["write_index"],
         )
         kv_cache = (k_all.unsqueeze(1), v_all.unsqueeze(1))  # [tokens, 1, heads, head_dim]
-        block_tables, seq_lens = _gathered_tables(cu_k, max_k_len, k_all.shape[0])
         max_kv_len = max_k_len
+        block_tables, seq_lens = _tables_of_group(
+            group, index_in_group, kwargs["write_index"], (True, max_kv_len, k_all.shape[0]),
+            lambda: _gathered_tables(cu_k, max_kv_len, k_all.shape[0]),
+        )
     else:
         k_cache.index_copy_(0, write_index, key[0].transpose(0, 1))
         v_cache.index_copy_(0, write_index, value[0].transpose(0, 1))
@@ -219,8 +245,9 @@ def paged_attention_forward(
         pages_per_seq = max(-(-max_kv_len // page_size), 1)
         shape = (-1, page_size, num_kv_heads, head_dim)
         kv_cache = (k_cache.view(shape), v_cache.view(shape))
-        block_tables, seq_lens = _in_place_tables(
-            read_index, write_index, cu_q, cu_k, page_size, pages_per_seq, sliding
+        block_tables, seq_lens = _tables_of_group(
+            group, index_in_group, kwargs["write_index"], (False, page_size, pages_per_seq),
+            lambda: _in_place_tables(read_index, write_index, cu_q, cu_k, page_size, pages_per_seq, sliding),
         )
 
     # Rows of padding tokens (CUDA-graph batches) belong to no request and are never written.
