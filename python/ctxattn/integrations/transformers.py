@@ -43,30 +43,30 @@ _MAX_PAGE_SIZE = 1024
 # docs/api.md "Workspace": one 128 MiB buffer covers every call on a GPU; the CPU backend needs its
 # 4 KiB header only, 1 MiB leaves room.
 _WORKSPACE_BYTES = {"cuda": 128 << 20, "cpu": 1 << 20}
-
-_workspaces = {}
-_workspaces_lock = threading.Lock()
-_local = threading.local()  # per thread: the block tables of the forward pass in progress
+_cuda_workspaces = {}  # device index -> workspace; never freed (captured CUDA graphs point into it)
+_cuda_workspaces_lock = threading.Lock()
+_local = threading.local()  # per thread: a CPU workspace; the block tables of the forward pass in progress
 
 
 def workspace_for(device):
-    """The zeroed workspace that every call on `device` from this thread (CPU) or stream (CUDA)
-    reuses. Calls on one CUDA stream are ordered, so they can share one; two streams get two."""
+    """The zeroed workspace reused by every call on `device`: one per GPU, one per thread on the
+    CPU. Continuous batching runs one generation loop per model, its calls ordered on one stream;
+    two generation loops running at the same time on one GPU would share the GPU's workspace,
+    which the library does not allow (docs/transformers.md)."""
     device = torch.device(device)
-    if device.type == "cuda":
-        index = device.index if device.index is not None else torch.cuda.current_device()
-        device = torch.device("cuda", index)
-        key = (device, torch.cuda.current_stream(device).cuda_stream)
-    else:
-        key = (device, threading.get_ident())
-    buffer = _workspaces.get(key)
+    if device.type != "cuda":
+        buffer = getattr(_local, "cpu_workspace", None)
+        if buffer is None or buffer.device != device:
+            buffer = _local.cpu_workspace = torch.zeros(_WORKSPACE_BYTES["cpu"], dtype=torch.uint8, device=device)
+        return buffer
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    buffer = _cuda_workspaces.get(index)
     if buffer is None:
-        with _workspaces_lock:
-            buffer = _workspaces.get(key)
+        with _cuda_workspaces_lock:
+            buffer = _cuda_workspaces.get(index)
             if buffer is None:
-                size = _WORKSPACE_BYTES.get(device.type, _WORKSPACE_BYTES["cuda"])
-                buffer = torch.zeros(size, dtype=torch.uint8, device=device)
-                _workspaces[key] = buffer
+                buffer = torch.zeros(_WORKSPACE_BYTES["cuda"], dtype=torch.uint8, device=torch.device("cuda", index))
+                _cuda_workspaces[index] = buffer
     return buffer
 
 
