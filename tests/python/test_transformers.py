@@ -198,6 +198,10 @@ def test_errors_outside_continuous_batching():
         cx.paged_attention_forward(attention, q, kv, kv, None, scaling=1.0)
     with pytest.raises(TypeError, match="float16 or bfloat16"):
         cx.paged_attention_forward(attention, q.float(), kv.float(), kv.float(), None, cache=object())
+    with pytest.raises(NotImplementedError, match="softcap"):
+        cx.paged_attention_forward(attention, q, kv, kv, None, cache=object(), softcap=50.0)
+    with pytest.raises(NotImplementedError, match="one head dim"):
+        cx.paged_attention_forward(attention, q, kv, kv[..., :32], None, cache=object())
 
 
 @pytest.mark.parametrize("device", DEVICES)

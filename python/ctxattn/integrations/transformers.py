@@ -196,6 +196,15 @@ def paged_attention_forward(
         )
     if dropout and module.training:
         raise NotImplementedError(f"{ATTN_IMPLEMENTATION}: dropout is not supported (inference only)")
+    if kwargs.get("softcap"):
+        raise NotImplementedError(f"{ATTN_IMPLEMENTATION}: logit soft-capping (softcap) is not supported")
+    if not getattr(module, "is_causal", True):
+        raise NotImplementedError(f"{ATTN_IMPLEMENTATION}: non-causal attention is not supported")
+    if not query.shape[-1] == key.shape[-1] == value.shape[-1]:
+        raise NotImplementedError(
+            f"{ATTN_IMPLEMENTATION}: query, key and value need one head dim, got {query.shape[-1]}, "
+            f"{key.shape[-1]} and {value.shape[-1]}"
+        )
     if query.dtype not in (torch.float16, torch.bfloat16):
         raise TypeError(
             f"{ATTN_IMPLEMENTATION}: expected a float16 or bfloat16 model (dtype=...), got queries of {query.dtype}"
