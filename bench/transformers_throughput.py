@@ -35,12 +35,15 @@ import time
 
 import torch
 
-import ctxattn
-import ctxattn.integrations.transformers as cx
-from bench import envinfo
-from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
-from transformers.generation.configuration_utils import ContinuousBatchingConfig
-from transformers.utils import logging as hf_logging
+# Nothing here comes from the hub; a flash path whose kernels would be downloaded fails at once.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import ctxattn  # noqa: E402
+import ctxattn.integrations.transformers as cx  # noqa: E402
+from bench import envinfo  # noqa: E402
+from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM  # noqa: E402
+from transformers.generation.configuration_utils import ContinuousBatchingConfig  # noqa: E402
+from transformers.utils import logging as hf_logging  # noqa: E402
 
 SIZES = {
     # Llama-3-8B's shapes.
@@ -188,8 +191,26 @@ def plot(rows, series, path, title):
     plt.close(fig)
 
 
+def write_results(args, info, workload, rows, series):
+    """results.json, results.csv and results.png as far as the run has come (rewritten after each
+    implementation, so a run cut short keeps what it measured)."""
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump({"env": info, "workload": workload, "results": rows}, f, indent=2)
+    fields = sorted({k for r in rows for k in r}, key=lambda k: (k != "impl", k != "status", k))
+    with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    if series:
+        title = (f"transformers {info['transformers']} generate_batch, Llama {args.size} random bf16, "
+                 f"{args.num_prompts} prompts ({args.min_prompt}-{args.max_prompt} tokens) x {args.new_tokens} new; "
+                 f"{info.get('gpu', info.get('cpu'))}; commit {info['commit']}")
+        plot(rows, series, os.path.join(args.out, "results.png"), title)
+
+
 def main(argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
     hf_logging.set_verbosity_error()
     logging.getLogger("ContinuousBatchingLogger").setLevel(logging.ERROR)  # one EOS notice per call
     os.makedirs(args.out, exist_ok=True)
@@ -197,14 +218,18 @@ def main(argv=None):
     unknown = [n for n in names if n not in IMPLEMENTATIONS]
     if unknown:
         raise SystemExit(f"--impl: unknown {unknown}; choose from {sorted(IMPLEMENTATIONS)}")
-    info = envinfo.collect(args.device, sys.argv[1:] if argv is None else argv)
-    info["command"] = "python -m bench.transformers_throughput " + " ".join(sys.argv[1:] if argv is None else argv)
+    cuda = torch.device(args.device).type == "cuda"
+    info = envinfo.collect(args.device, argv)
+    info["command"] = "python -m bench.transformers_throughput " + " ".join(argv)
     info["transformers"] = envinfo._version("transformers")
 
     start = time.perf_counter()
     model = build_model(args.size, args.device)
     prompts = draw_prompts(args, SIZES[args.size]["vocab_size"])
     lengths = [len(p) for p in prompts]
+    workload = {k: getattr(args, k) for k in ("size", "num_prompts", "min_prompt", "max_prompt", "new_tokens",
+                                              "block_size", "max_batch_tokens", "seed")}
+    workload["prompt_tokens"] = sum(lengths)
     print(f"model {args.size} on {args.device} built in {time.perf_counter() - start:.1f} s; {len(prompts)} prompts, "
           f"{sum(lengths)} prompt tokens (median {int(statistics.median(lengths))}), {args.new_tokens} new tokens "
           f"each; ctxattn {ctxattn.version()} from {ctxattn.library_path()}", flush=True)
@@ -223,26 +248,10 @@ def main(argv=None):
         rows.append(row)
         print(json.dumps(row), flush=True)
         gc.collect()
-        if torch.device(args.device).type == "cuda":
+        if cuda:
             torch.cuda.empty_cache()
-
-    if torch.device(args.device).type == "cuda":
-        info["gpu_at_end"] = envinfo.gpu_state()
-    workload = {k: getattr(args, k) for k in ("size", "num_prompts", "min_prompt", "max_prompt", "new_tokens",
-                                              "block_size", "max_batch_tokens", "seed")}
-    workload["prompt_tokens"] = sum(lengths)
-    with open(os.path.join(args.out, "results.json"), "w") as f:
-        json.dump({"env": info, "workload": workload, "results": rows}, f, indent=2)
-    fields = sorted({k for r in rows for k in r}, key=lambda k: (k != "impl", k != "status", k))
-    with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(rows)
-    if series:
-        title = (f"transformers {info['transformers']} generate_batch, Llama {args.size} random bf16, "
-                 f"{len(prompts)} prompts ({args.min_prompt}-{args.max_prompt} tokens) x {args.new_tokens} new; "
-                 f"{info.get('gpu', info.get('cpu'))}; commit {info['commit']}")
-        plot(rows, series, os.path.join(args.out, "results.png"), title)
+            info["gpu_at_end"] = envinfo.gpu_state()
+        write_results(args, info, workload, rows, series)
     print(f"wrote {args.out}/results.json, results.csv, results.png in {time.perf_counter() - start:.1f} s")
     return 0 if all(r.get("status", "").startswith(("ok", "skipped")) for r in rows) else 1
 

@@ -53,6 +53,7 @@ if [ -z "${CTXATTN_LIBRARY:-}" ] || [ ! -f "$CTXATTN_LIBRARY" ]; then
   exit 1
 fi
 export CTXATTN_LIBRARY
+export HF_HUB_OFFLINE=1  # no downloads: models are built from configs
 export PYTHONPATH="$root/python:$root${PYTHONPATH:+:$PYTHONPATH}"
 
 # Wheels the image lacks, from .whl/transformers (see `fetch`), into $SITE.
