@@ -150,8 +150,13 @@ Status cuda_sm90_supports(const Params& p) {
       !row_stride_ok(p.num_qo_heads, p.out_stride_head, ob)) {
     return unsupported("out: the sm90 backend needs the data pointer and the token / head strides 16-byte aligned");
   }
-  const int64_t m_blocks = (static_cast<int64_t>(p.max_q_len) * p.group_size + sm90::Traits<128>::kBlockM - 1) /
-                           sm90::Traits<128>::kBlockM;
+  constexpr int64_t kBlockM = sm90::Traits<128>::kBlockM;
+  // A warpgroup addresses packed rows (query row * G + head) up to a block past the CTA's first.
+  if (p.num_tokens * p.num_qo_heads > INT32_MAX - 2 * kBlockM) {
+    return unsupported("query: num_tokens * num_qo_heads must stay below " + std::to_string(INT32_MAX - 2 * kBlockM) +
+                       " for the sm90 backend");
+  }
+  const int64_t m_blocks = (static_cast<int64_t>(p.max_q_len) * p.group_size + kBlockM - 1) / kBlockM;
   if (m_blocks * p.batch_size * p.num_kv_heads > INT32_MAX) {
     return unsupported("max_q_len: max_q_len * num_qo_heads * batch_size is too large for one grid of the sm90 "
                        "backend");

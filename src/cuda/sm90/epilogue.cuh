@@ -121,6 +121,7 @@ struct Epilogue {
       *reinterpret_cast<uint4*>(out + token * stride_token + head * stride_head) =
           *reinterpret_cast<const uint4*>(stage + out_chunk(row, chunk, chunks));
     }
+    warpgroup_sync(consumer);  // the staging tile is read out before the next Q lands in it
   }
 };
 

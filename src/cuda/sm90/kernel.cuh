@@ -35,28 +35,34 @@
 namespace ctxattn {
 namespace sm90 {
 
+// The producer warp over one work tile: K then V of each key tile, a tile's page ids read one
+// tile ahead. `state` and `tail_phase` carry across the CTA's work tiles.
 template <typename T, class Tr>
-__device__ __forceinline__ void producer(const Params& p, const Work& w, const KeyBand& band, char* smem,
-                                         const Barriers& bars, const CUtensorMap* map_k, const CUtensorMap* map_v,
-                                         int lane) {
-  const KvProducer<Tr> kv(p, map_k, map_v);
-  PipeState state;
-  uint32_t tail_phase = 0;
+__device__ __forceinline__ void produce_tile(const Params& p, const Work& w, const KeyBand& band, char* smem,
+                                             const Barriers& bars, const KvProducer<Tr>& kv, PipeState& state,
+                                             uint32_t& tail_phase, int lane) {
   const int n_min = band.n_min<Tr::kBlockN>();
-  for (int n = band.n_max<Tr::kBlockN>(); n >= n_min; --n) {
+  int n = band.n_max<Tr::kBlockN>();
+  if (n < n_min) return;
+  int32_t page = kv.page_of(p, w, n);
+  for (; n >= n_min; --n) {
+    const int32_t next_page = n > n_min ? kv.page_of(p, w, n - 1) : 0;
     // A fresh barrier completes its phase "before 0", so the first wait on parity 1 passes.
     wait_barrier(bars.empty_k(state.stage), state.phase ^ 1u);
-    kv.load_k(p, w, smem + Tr::kSmemK + state.stage * Tr::kKvTileBytes, bars.full_k(state.stage), n, lane);
+    kv.load_k(p, w, smem + Tr::kSmemK + state.stage * Tr::kKvTileBytes, bars.full_k(state.stage), n, page, lane);
     wait_barrier(bars.empty_v(state.stage), state.phase ^ 1u);
     kv.load_v(p, w, smem + Tr::kSmemV + state.stage * Tr::kKvTileBytes, bars.full_v(state.stage), bars.v_tail(),
-              tail_phase, n, lane);
+              tail_phase, n, page, lane);
     state.advance(Tr::kStages);
+    page = next_page;
   }
 }
 
+// One consumer warpgroup over one work tile. k_state / v_state carry across work tiles.
 template <typename T, class Tr>
-__device__ __forceinline__ void consumer(const Params& p, const Work& w, const KeyBand& band, char* smem,
-                                         uint32_t smem_base, const Barriers& bars, int consumer_index, int t) {
+__device__ __forceinline__ void consume_tile(const Params& p, const Work& w, const KeyBand& band, char* smem,
+                                             uint32_t smem_base, const Barriers& bars, int consumer_index, int t,
+                                             PipeState& k_state, PipeState& v_state) {
   using Mma = WarpgroupMma<T, Tr>;
   constexpr int kSRegs = Mma::kSRegs;
   constexpr int kORegs = Mma::kORegs;
@@ -102,7 +108,6 @@ __device__ __forceinline__ void consumer(const Params& p, const Work& w, const K
 
   const int n_min = band.n_min<Tr::kBlockN>();
   const int n_max = band.n_max<Tr::kBlockN>();
-  PipeState k_state, v_state;
   if (n_max >= n_min) {
     // First tile: S alone, then its softmax.
     wait_barrier(bars.full_k(k_state.stage), k_state.phase);
@@ -116,10 +121,10 @@ __device__ __forceinline__ void consumer(const Params& p, const Work& w, const K
 
     for (int n = n_max - 1; n >= n_min; --n) {
       wait_barrier(bars.full_k(k_state.stage), k_state.phase);
-      Mma::qk(s, q_tile, k_tile(k_state.stage));
       wait_barrier(bars.full_v(v_state.stage), v_state.phase);
+        Mma::qk(s, q_tile, k_tile(k_state.stage));
       Mma::pv(o, prob, v_tile(v_state.stage));
-      cute::warpgroup_wait<1>();  // S(n) has landed; P(n+1) V(n+1) may still run
+        cute::warpgroup_wait<1>();  // S(n) has landed; P(n+1) V(n+1) may still run
       release(bars.empty_k(k_state.stage));
       k_state.advance(Tr::kStages);
       if (band.needs_mask<Tr::kBlockN>(n)) apply_mask<Tr::kBlockN>(s, band, n, lane, tokens);
@@ -141,9 +146,9 @@ __device__ __forceinline__ void consumer(const Params& p, const Work& w, const K
     Mma::pv(o, prob, v_tile(v_state.stage));
     cute::warpgroup_wait<0>();
     release(bars.empty_v(v_state.stage));
+    v_state.advance(Tr::kStages);
   }
 
-  pdl_allow_dependents();
   const float bmm2 = p.bmm2_scale_ptr != nullptr ? *p.bmm2_scale_ptr : p.bmm2_scale;
   float l[2], lse[2];
   softmax.finish(sink_log2, l, lse);
@@ -154,7 +159,7 @@ __device__ __forceinline__ void consumer(const Params& p, const Work& w, const K
 template <typename T, class Tr>
 __global__ void __launch_bounds__(kThreads, 1)
     attention_kernel(const __grid_constant__ Params p, const __grid_constant__ CUtensorMap map_k,
-                     const __grid_constant__ CUtensorMap map_v, int m_blocks) {
+                     const __grid_constant__ CUtensorMap map_v, int m_blocks, int num_tiles) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(Tr::kStages == 2, "Barriers lays out two stages");
   extern __shared__ unsigned char smem_raw[];
@@ -175,16 +180,33 @@ __global__ void __launch_bounds__(kThreads, 1)
   __syncthreads();
 
   pdl_wait_for_inputs();
-  const Work w = Work::make<Tr::kBlockM>(p, m_blocks);
-  if (w.empty()) return;  // uniform over the CTA
-  const KeyBand band = w.band<Tr::kBlockM>(p);
-
+  // Work tile i of num_tiles (Work::make's order) goes to CTA i % gridDim.x; the barrier phases
+  // carry from one tile to the next, and the producer runs ahead into a CTA's next tile while
+  // the consumers finish the last. (The launch gives one CTA a tile today: see run.cuh.)
   if (warpgroup == 0) {
     cutlass::arch::warpgroup_reg_dealloc<kProducerRegisters>();
-    if (tid / 32 == 0) producer<T, Tr>(p, w, band, smem, bars, &map_k, &map_v, tid % 32);
+    if (tid / 32 == 0) {
+      const int lane = tid % 32;
+      const KvProducer<Tr> kv(p, &map_k, &map_v, lane);
+      PipeState state;
+      uint32_t tail_phase = 0;
+      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+        const Work w = Work::make<Tr::kBlockM>(p, m_blocks, tile);
+        if (w.empty()) continue;
+        produce_tile<T, Tr>(p, w, w.band<Tr::kBlockM>(p), smem, bars, kv, state, tail_phase, lane);
+      }
+    }
   } else {
     cutlass::arch::warpgroup_reg_alloc<kConsumerRegisters>();
-    consumer<T, Tr>(p, w, band, smem, smem_base, bars, warpgroup - 1, tid % kWarpgroupThreads);
+    const int consumer_index = warpgroup - 1;
+    const int t = tid % kWarpgroupThreads;
+    PipeState k_state, v_state;
+    for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+      const Work w = Work::make<Tr::kBlockM>(p, m_blocks, tile);
+      if (w.empty()) continue;
+      consume_tile<T, Tr>(p, w, w.band<Tr::kBlockM>(p), smem, smem_base, bars, consumer_index, t, k_state, v_state);
+    }
+    pdl_allow_dependents();
   }
 #endif
 }

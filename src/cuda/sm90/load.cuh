@@ -30,16 +30,25 @@ __device__ __forceinline__ uint32_t swizzled_offset(int row, int col, int rows) 
 
 template <class Tr>
 struct KvProducer {
+  // Every tile takes at most 32 boxes (kBlockN / 8 page pieces of 8+ tokens x D / 64 chunks, see
+  // the static_assert), so lane j issues box j of every tile: piece j / kChunks, chunk j % kChunks.
+  static_assert((Tr::kBlockN / 8) * Tr::kChunks <= 32, "one box per lane and tile at page size 8");
   const CUtensorMap* map_k;
   const CUtensorMap* map_v;
   int rows_per_box;  // min(page_size, kBlockN)
   int log2_rows;
   int boxes_per_tile;
+  int piece;         // this lane's page piece and column chunk
+  int chunk;
 
-  __device__ KvProducer(const Params& p, const CUtensorMap* k, const CUtensorMap* v) : map_k(k), map_v(v) {
-    log2_rows = p.log2_page_size < 31 - __clz(Tr::kBlockN) ? p.log2_page_size : 31 - __clz(Tr::kBlockN);
+  __device__ KvProducer(const Params& p, const CUtensorMap* k, const CUtensorMap* v, int lane) : map_k(k), map_v(v) {
+    constexpr int kLog2BlockN = Tr::kBlockN == 128 ? 7 : 6;
+    static_assert((1 << kLog2BlockN) == Tr::kBlockN, "kBlockN is 64 or 128");
+    log2_rows = p.log2_page_size < kLog2BlockN ? p.log2_page_size : kLog2BlockN;
     rows_per_box = 1 << log2_rows;
     boxes_per_tile = Tr::kBlockN >> log2_rows;
+    piece = lane / Tr::kChunks;
+    chunk = lane % Tr::kChunks;
   }
 
   // Page pieces of tile n that hold keys below kv_len (at least one for a visited tile).
@@ -49,17 +58,26 @@ struct KvProducer {
     return boxes < boxes_per_tile ? static_cast<int>(boxes) : boxes_per_tile;
   }
 
-  // Issues tile n of one tensor into dst (a K or V stage), completing on `bar`, which the
-  // caller's lane 0 has armed with tile_bytes(boxes). Lanes split the boxes.
+  // The page id this lane's box of tile n reads (any value when the lane has no box): loaded a
+  // tile ahead of its use, so the block-table read is off the producer's critical path.
+  __device__ int32_t page_of(const Params& p, const Work& w, int n) const {
+    if (piece >= valid_boxes(w, n)) return 0;
+    const int64_t token = static_cast<int64_t>(n) * Tr::kBlockN + (piece << log2_rows);
+    return p.block_tables[static_cast<int64_t>(w.batch) * p.block_tables_stride + (token >> p.log2_page_size)];
+  }
+
+  __device__ uint32_t tile_bytes(int boxes) const {
+    return static_cast<uint32_t>(boxes) * rows_per_box * Tr::kHeadDim * 2;
+  }
+
+  // Issues this lane's box of tile n of one tensor into dst (a K or V stage), completing on bar,
+  // which lane 0 arms first with the tile's bytes.
   __device__ void issue(const Params& p, const Work& w, const CUtensorMap* map, char* dst, uint64_t* bar, int n,
-                        int boxes, int lane) const {
-    const int64_t t0 = static_cast<int64_t>(n) * Tr::kBlockN;
-    const int32_t* table = p.block_tables + static_cast<int64_t>(w.batch) * p.block_tables_stride;
-    for (int j = lane; j < boxes * Tr::kChunks; j += 32) {
-      const int piece = j / Tr::kChunks;
-      const int chunk = j % Tr::kChunks;
-      const int64_t token = t0 + (piece << log2_rows);
-      const int32_t page = table[token >> p.log2_page_size];
+                        int boxes, int32_t page, int lane) const {
+    if (lane == 0) arrive_expect_tx(bar, tile_bytes(boxes));
+    __syncwarp();
+    if (piece < boxes) {
+      const int64_t token = static_cast<int64_t>(n) * Tr::kBlockN + (piece << log2_rows);
       const int32_t slot = static_cast<int32_t>(token & (p.page_size - 1));
       cute::SM90_TMA_LOAD_4D::copy(map, bar, static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_NORMAL),
                                    dst + chunk * Tr::kKvChunkBytes + (piece << log2_rows) * kSwizzleBytes,
@@ -67,41 +85,30 @@ struct KvProducer {
     }
   }
 
-  __device__ uint32_t tile_bytes(int boxes) const {
-    return static_cast<uint32_t>(boxes) * rows_per_box * Tr::kHeadDim * 2;
-  }
-
-  // K tile n into its stage.
-  __device__ void load_k(const Params& p, const Work& w, char* dst, uint64_t* full, int n, int lane) const {
-    const int boxes = valid_boxes(w, n);
-    if (lane == 0) arrive_expect_tx(full, tile_bytes(boxes));
-    __syncwarp();
-    issue(p, w, map_k, dst, full, n, boxes, lane);
+  __device__ void load_k(const Params& p, const Work& w, char* dst, uint64_t* full, int n, int32_t page,
+                         int lane) const {
+    issue(p, w, map_k, dst, full, n, valid_boxes(w, n), page, lane);
   }
 
   // V tile n into its stage. Rows past kv_len are zeroed before the consumers see the tile: P is
   // 0 there, but 0 * NaN from an unused slot would not be. The tail tile lands on the producer's
   // own barrier first; full is then released by a plain arrival.
   __device__ void load_v(const Params& p, const Work& w, char* dst, uint64_t* full, uint64_t* tail, uint32_t& tail_phase,
-                         int n, int lane) const {
+                         int n, int32_t page, int lane) const {
     const int boxes = valid_boxes(w, n);
     const int64_t t0 = static_cast<int64_t>(n) * Tr::kBlockN;
     const int valid_rows = w.kv_len - t0 < Tr::kBlockN ? static_cast<int>(w.kv_len - t0) : Tr::kBlockN;
     if (valid_rows == Tr::kBlockN) {
-      if (lane == 0) arrive_expect_tx(full, tile_bytes(boxes));
-      __syncwarp();
-      issue(p, w, map_v, dst, full, n, boxes, lane);
+      issue(p, w, map_v, dst, full, n, boxes, page, lane);
       return;
     }
-    if (lane == 0) arrive_expect_tx(tail, tile_bytes(boxes));
-    __syncwarp();
-    issue(p, w, map_v, dst, tail, n, boxes, lane);
+    issue(p, w, map_v, dst, tail, n, boxes, page, lane);
     wait_barrier(tail, tail_phase);
     tail_phase ^= 1u;
     const int units_per_row = kSwizzleBytes / 16;
     const int units = (Tr::kBlockN - valid_rows) * units_per_row;
-    for (int chunk = 0; chunk < Tr::kChunks; ++chunk) {
-      char* base = dst + chunk * Tr::kKvChunkBytes + valid_rows * kSwizzleBytes;
+    for (int c = 0; c < Tr::kChunks; ++c) {
+      char* base = dst + c * Tr::kKvChunkBytes + valid_rows * kSwizzleBytes;
       for (int u = lane; u < units; u += 32) *reinterpret_cast<uint4*>(base + u * 16) = make_uint4(0, 0, 0, 0);
     }
     cutlass::arch::fence_view_async_shared();  // the zeros are read by WGMMA (async proxy)

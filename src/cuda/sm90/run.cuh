@@ -29,13 +29,18 @@ Status run_attention(const Params& p, const LaunchEnv& env, const CUtensorMap& m
   CTXATTN_RETURN_IF_ERROR(allow_dynamic_smem(kernel, Tr::kSmemBytes, env.device, &smem_ready));
   const int64_t packed = static_cast<int64_t>(p.max_q_len) * p.group_size;
   const int64_t m_blocks = (packed + Tr::kBlockM - 1) / Tr::kBlockM;
+  // One CTA a work tile: the hardware hands tiles to SMs as they free up. A persistent grid of one
+  // CTA an SM with tiles striped over it measured 5% slower on long_8k (static striping balances
+  // the causal tiles worse; docs/perf-notes.md, sm90 v2).
+  const int64_t num_tiles = m_blocks * p.batch_size * p.num_kv_heads;
   LaunchShape shape;
-  shape.grid = dim3(static_cast<unsigned>(m_blocks * p.batch_size * p.num_kv_heads), 1, 1);
+  shape.grid = dim3(static_cast<unsigned>(num_tiles), 1, 1);
   shape.block = dim3(kThreads, 1, 1);
   shape.smem_bytes = Tr::kSmemBytes;
   shape.stream = env.stream;
   shape.pdl = env.pdl;
-  return launch_kernel(kernel, shape, "sm90 attention kernel launch", p, map_k, map_v, static_cast<int>(m_blocks));
+  return launch_kernel(kernel, shape, "sm90 attention kernel launch", p, map_k, map_v, static_cast<int>(m_blocks),
+                       static_cast<int>(num_tiles));
 }
 
 }  // namespace sm90

@@ -22,9 +22,9 @@ constexpr int kChunkCols = kSwizzleBytes / 2;  // 16-bit elements per chunk row
 
 // Registers after setmaxnreg: the producer needs a handful (page-table loads, TMA coordinates),
 // each consumer thread holds S (kBlockN / 2), P (kBlockN / 4) and O (D / 2) fp32/packed values.
-// 128 * 40 + 256 * 232 = 64512 of the 65536 registers of an SM.
-constexpr int kProducerRegisters = 40;
-constexpr int kConsumerRegisters = 232;
+// 128 * 24 + 256 * 240 = 64512 of the 65536 registers of an SM.
+constexpr int kProducerRegisters = 24;
+constexpr int kConsumerRegisters = 240;
 
 template <int kHeadDim_>
 struct Traits {

@@ -22,22 +22,23 @@ struct Work {
   int packed_rows;  // q_len * G, <= T * Hq, which the gate keeps within int32
   int m0;           // first packed row of the CTA
 
-  // 1-D grid of batch_size * m_blocks * num_kv_heads CTAs: request by request, inside a request
-  // the m-blocks longest first (the last rows see the most keys), the KV head fastest, so the
-  // CTAs running together read the same request's K/V from L2.
+  // Work tile `linear` of batch_size * m_blocks * num_kv_heads: request by request, inside a
+  // request the m-blocks longest first (the last rows see the most keys), the KV head fastest, so
+  // the CTAs running together read the same request's K/V from L2.
   template <int kBlockM>
-  __device__ static Work make(const Params& p, int m_blocks) {
+  __device__ static Work make(const Params& p, int m_blocks, int linear) {
     Work w;
-    const int linear = static_cast<int>(blockIdx.x);
     w.kv_head = linear % p.num_kv_heads;
     const int rest = linear / p.num_kv_heads;
     w.batch = rest / m_blocks;
-    w.m0 = (m_blocks - 1 - rest % m_blocks) * kBlockM;
     const RequestSpan span = load_request_span(p, w.batch);
     w.q_start = span.q_start;
     w.q_len = span.q_len;
     w.kv_len = span.kv_len;
     w.packed_rows = span.q_len * p.group_size;
+    // m_blocks * kBlockM may pass INT32_MAX for a huge host max_q_len; such a block has no rows.
+    const int64_t m0 = static_cast<int64_t>(m_blocks - 1 - rest % m_blocks) * kBlockM;
+    w.m0 = m0 < w.packed_rows ? static_cast<int>(m0) : w.packed_rows;
     return w;
   }
 
