@@ -37,9 +37,8 @@ __all__ = ["ATTN_IMPLEMENTATION", "NAME", "paged_attention_forward", "register",
 NAME = "ctxattn"
 ATTN_IMPLEMENTATION = "paged|" + NAME
 
-# ctxattn's largest page size (SPEC section 2); a power-of-two divisor of the block size above it
-# is capped here.
-_MAX_PAGE_SIZE = 1024
+# ctxattn's page sizes (SPEC section 2: powers of two up to 1024), largest first.
+_PAGE_SIZES = tuple(1 << i for i in range(10, -1, -1))
 # docs/api.md "Workspace": one 128 MiB buffer covers every call on a GPU; the CPU backend needs its
 # 4 KiB header only, 1 MiB leaves room.
 _WORKSPACE_BYTES = {"cuda": 128 << 20, "cpu": 1 << 20}
@@ -70,17 +69,15 @@ def workspace_for(device):
     return buffer
 
 
-def _lowest_power_of_two(n):
-    return n & -n
-
-
 def _page_size(block_size, window):
     """The largest power of two that divides the block size (and the window of a sliding layer,
-    whose rolling buffer wraps every `window` tokens), so that every page lies inside one block."""
-    size = _lowest_power_of_two(block_size)
-    if window > 1:
-        size = min(size, _lowest_power_of_two(window))
-    return min(size, _MAX_PAGE_SIZE)
+    whose rolling buffer wraps every `window` tokens), so that every page lies inside one block.
+    (Divisibility tests rather than bit tricks: under torch.compile the sizes may be symbolic,
+    and a test specialises them into a constant page size.)"""
+    for size in _PAGE_SIZES:
+        if block_size % size == 0 and (window <= 1 or window % size == 0):
+            return size
+    return 1
 
 
 def _per_layer_type(value, layer_type):
@@ -217,8 +214,8 @@ def paged_attention_forward(
     layer_type = "sliding_attention" if sliding else "full_attention"
     cu_q = kwargs["cu_seq_lens_q"]
     cu_k = _per_layer_type(kwargs["cu_seq_lens_k"], layer_type)
-    max_q_len = int(kwargs["max_seqlen_q"])
-    max_k_len = int(_per_layer_type(kwargs["max_seqlen_k"], layer_type))
+    max_q_len = kwargs["max_seqlen_q"]
+    max_k_len = _per_layer_type(kwargs["max_seqlen_k"], layer_type)
     read_index = kwargs["read_index"][group]
     write_index = kwargs["write_index"][group]
     batch_size = cu_q.numel() - 1
