@@ -184,7 +184,7 @@ def paged_attention_forward(
     if cache is None:
         raise ValueError(
             f"{ATTN_IMPLEMENTATION}: called without transformers' paged cache; this implementation serves "
-            "continuous batching (generate_batch, transformers serve). Use 'sdpa' for a plain forward."
+            "continuous batching (generate_batch). Use 'sdpa' for a plain forward."
         )
     if kwargs.get("block_table") is not None:
         raise NotImplementedError(
