@@ -39,7 +39,7 @@ namespace sm90 {
 // tile ahead. `state` and `tail_phase` carry across the CTA's work tiles.
 template <typename T, class Tr>
 __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, const KeyBand& band, char* smem,
-                                             const Barriers& bars, const KvProducer<Tr>& kv, PipeState& state,
+                                             const Barriers<Tr::kStages>& bars, const KvProducer<Tr>& kv, PipeState& state,
                                              uint32_t& tail_phase, int lane) {
   const int n_min = band.n_min<Tr::kBlockN>();
   int n = band.n_max<Tr::kBlockN>();
@@ -61,7 +61,7 @@ __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, con
 // One consumer warpgroup over one work tile. k_state / v_state carry across work tiles.
 template <typename T, class Tr>
 __device__ __forceinline__ void consume_tile(const Params& p, const Work& w, const KeyBand& band, char* smem,
-                                             uint32_t smem_base, const Barriers& bars, int consumer_index, int t,
+                                             uint32_t smem_base, const Barriers<Tr::kStages>& bars, int consumer_index, int t,
                                              PipeState& k_state, PipeState& v_state) {
   using Mma = WarpgroupMma<T, Tr>;
   constexpr int kSRegs = Mma::kSRegs;
@@ -98,7 +98,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const Work& w, con
     if (lane == 0) arrive_barrier(bar);
   };
 
-  RowSoftmax<kSRegs> softmax(sink_log2);
+  RowSoftmax<kSRegs, Tr::kLazySchedule> softmax(sink_log2);
   float o[kORegs];
 #pragma unroll
   for (int i = 0; i < kORegs; ++i) o[i] = 0.0f;
@@ -121,10 +121,11 @@ __device__ __forceinline__ void consume_tile(const Params& p, const Work& w, con
 
     for (int n = n_max - 1; n >= n_min; --n) {
       wait_barrier(bars.full_k(k_state.stage), k_state.phase);
-      wait_barrier(bars.full_v(v_state.stage), v_state.phase);
-        Mma::qk(s, q_tile, k_tile(k_state.stage));
+      if constexpr (!Tr::kLazySchedule) wait_barrier(bars.full_v(v_state.stage), v_state.phase);
+      Mma::qk(s, q_tile, k_tile(k_state.stage));
+      if constexpr (Tr::kLazySchedule) wait_barrier(bars.full_v(v_state.stage), v_state.phase);
       Mma::pv(o, prob, v_tile(v_state.stage));
-        cute::warpgroup_wait<1>();  // S(n) has landed; P(n+1) V(n+1) may still run
+      cute::warpgroup_wait<1>();  // S(n) has landed; P(n+1) V(n+1) may still run
       release(bars.empty_k(k_state.stage));
       k_state.advance(Tr::kStages);
       if (band.needs_mask<Tr::kBlockN>(n)) apply_mask<Tr::kBlockN>(s, band, n, lane, tokens);
@@ -132,12 +133,15 @@ __device__ __forceinline__ void consume_tile(const Params& p, const Work& w, con
       cute::warpgroup_wait<0>();
       release(bars.empty_v(v_state.stage));
       v_state.advance(Tr::kStages);
+      // With lazy rescaling (softmax.cuh) most tiles leave both rows' maxima, and O, as they were.
+      if (!Tr::kLazySchedule || correction[0] != 1.0f || correction[1] != 1.0f) {
 #pragma unroll
-      for (int j = 0; j < kORegs / 4; ++j) {
-        o[4 * j] *= correction[0];
-        o[4 * j + 1] *= correction[0];
-        o[4 * j + 2] *= correction[1];
-        o[4 * j + 3] *= correction[1];
+        for (int j = 0; j < kORegs / 4; ++j) {
+          o[4 * j] *= correction[0];
+          o[4 * j + 1] *= correction[0];
+          o[4 * j + 2] *= correction[1];
+          o[4 * j + 3] *= correction[1];
+        }
       }
       Mma::to_operand(s, prob);
     }
@@ -161,14 +165,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     attention_kernel(const __grid_constant__ Params p, const __grid_constant__ CUtensorMap map_k,
                      const __grid_constant__ CUtensorMap map_v, int m_blocks, int num_tiles) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  static_assert(Tr::kStages == 2, "Barriers lays out two stages");
   extern __shared__ unsigned char smem_raw[];
   // The swizzle pattern repeats every 1024 bytes; TMA and WGMMA address it from 1024-aligned tiles.
   const uint32_t raw_base = static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw));
   const uint32_t pad = (1024u - (raw_base & 1023u)) & 1023u;
   char* smem = reinterpret_cast<char*>(smem_raw) + pad;
   const uint32_t smem_base = raw_base + pad;
-  const Barriers bars{reinterpret_cast<uint64_t*>(smem + Tr::kSmemBarriers)};
+  const Barriers<Tr::kStages> bars{reinterpret_cast<uint64_t*>(smem + Tr::kSmemBarriers)};
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warpgroup = tid / kWarpgroupThreads;

@@ -29,17 +29,19 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) {
 
 constexpr int kConsumerWarps = kConsumerWarpgroups * kWarpgroupThreads / 32;
 
+// The 4 * kStages + 1 mbarriers of a CTA (traits.cuh reserves their shared memory).
+template <int kStages>
 struct Barriers {
   uint64_t* base;
   __device__ uint64_t* full_k(int s) const { return base + s; }
-  __device__ uint64_t* full_v(int s) const { return base + 2 + s; }
-  __device__ uint64_t* empty_k(int s) const { return base + 4 + s; }
-  __device__ uint64_t* empty_v(int s) const { return base + 6 + s; }
-  __device__ uint64_t* v_tail() const { return base + 8; }
+  __device__ uint64_t* full_v(int s) const { return base + kStages + s; }
+  __device__ uint64_t* empty_k(int s) const { return base + 2 * kStages + s; }
+  __device__ uint64_t* empty_v(int s) const { return base + 3 * kStages + s; }
+  __device__ uint64_t* v_tail() const { return base + 4 * kStages; }
 
   // One thread, before the roles split (followed by a CTA barrier).
   __device__ void init() const {
-    for (int s = 0; s < 2; ++s) {
+    for (int s = 0; s < kStages; ++s) {
       cutlass::arch::ClusterBarrier::init(full_k(s), 1);
       cutlass::arch::ClusterBarrier::init(full_v(s), 1);
       cutlass::arch::ClusterBarrier::init(empty_k(s), kConsumerWarps);

@@ -4,6 +4,11 @@
 // exp(s - m) is one FFMA and one ex2. The four lanes of a quad share a row: maxima take two
 // shuffles a tile, sums are kept per lane and combined once at the end.
 //
+// Lazy rescaling (kLazy): the maximum a row's probabilities are taken against moves only when a tile's
+// maximum exceeds it by more than kRescaleLog2. In between, probabilities are at most
+// 2^kRescaleLog2, well inside fp32 and the 16-bit P operand, and O and the denominator keep the
+// same reference, so the result is exact; O is rescaled only on the tiles where a row moved.
+//
 // A sink (natural-log logit, zero value vector) starts the running maximum, and its exp2 joins
 // the denominator at the end, which equals adding it at the start.
 #pragma once
@@ -16,10 +21,13 @@ namespace ctxattn {
 namespace sm90 {
 
 constexpr float kLog2e = 1.4426950408889634f;
+// Largest growth of a row's maximum absorbed without rescaling: probabilities stay <= 2^8.
+constexpr float kRescaleLog2 = 8.0f;
 
 // kRegs accumulator registers a thread holds of a 64 x N tile: for 8-column block j, row half h
 // (0: row g, 1: row g + 8) and column e of the pair, register 4j + 2h + e.
-template <int kRegs>
+// kLazy: rescale lazily (above); otherwise the reference moves with every new maximum.
+template <int kRegs, bool kLazy>
 struct RowSoftmax {
   static constexpr int kBlocks = kRegs / 4;
   float row_max[2];  // maximum the probabilities are relative to (scaled, base 2); -inf: none yet
@@ -43,12 +51,23 @@ struct RowSoftmax {
         m1 = fmaxf(m1, s[4 * j + 2 * h + 1]);
       }
       const float tile_max = quad_max(fmaxf(m0, m1)) * scale;
-      const float new_max = fmaxf(row_max[h], tile_max);
       // With every key masked so far the maximum is -inf; subtracting 0 instead keeps
       // exp2(-inf - m) = 0 rather than NaN.
-      const float base = new_max == -CUDART_INF_F ? 0.0f : new_max;
-      correction[h] = fast_exp2(row_max[h] - base);
-      row_max[h] = new_max;
+      float base;
+      if constexpr (kLazy) {
+        correction[h] = 1.0f;
+        // A row with nothing seen yet (-inf + 8 = -inf) grows as soon as a tile allows it a key.
+        if (tile_max > row_max[h] + kRescaleLog2) {
+          correction[h] = fast_exp2(row_max[h] - tile_max);
+          row_max[h] = tile_max;
+        }
+        base = row_max[h] == -CUDART_INF_F ? 0.0f : row_max[h];
+      } else {
+        const float new_max = fmaxf(row_max[h], tile_max);
+        base = new_max == -CUDART_INF_F ? 0.0f : new_max;
+        correction[h] = fast_exp2(row_max[h] - base);
+        row_max[h] = new_max;
+      }
       float sum0 = 0.0f, sum1 = 0.0f;
 #pragma unroll
       for (int j = 0; j < kBlocks; ++j) {

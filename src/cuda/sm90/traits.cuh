@@ -33,7 +33,14 @@ struct Traits {
   static constexpr int kBlockM = kConsumerWarpgroups * kRowsPerWarpgroup;
   // Keys per tile: 128 while Q, two K and two V stages fit in 227 KB; D = 256 halves it.
   static constexpr int kBlockN = kHeadDim <= 128 ? 128 : 64;
+  // Two K/V stages. Three fit for D <= 128 (224 KB at D = 128) but measured slower on the H200
+  // (long_8k 567 against 594 TFLOP/s, batch_1k -9%; docs/perf-notes.md, sm90 v3).
   static constexpr int kStages = 2;
+  // The D = 256 consumer schedule: lazy O rescaling (softmax.cuh) and Q K^T issued before the V
+  // tile is waited for: +7% on d256 on the H200 (O is 128 registers a thread there). The same
+  // schedule cost 15% at D = 64 (short GEMMs, so the softmax's extra branches show) and measured
+  // even at D = 128, so those keep the plain schedule (docs/perf-notes.md, sm90 v3).
+  static constexpr bool kLazySchedule = kHeadDim == 256;
   static constexpr int kChunks = kHeadDim / kChunkCols;
 
   static constexpr int kQWarpgroupBytes = kRowsPerWarpgroup * kHeadDim * 2;
