@@ -83,7 +83,10 @@ def _int(name, x, lo=_INT32_MIN, hi=_INT32_MAX):
         return x
     if isinstance(x, bool) or not hasattr(type(x), "__index__"):
         raise TypeError(f"{name}: expected an int, got {_kind(x)}")
-    x = operator.index(x)
+    # Under dynamo a dynamic int arrives as a plain int; operator.index would specialise it to a
+    # constant (a recompile for every new max_q_len), so an int is taken as it is there.
+    if not (isinstance(x, int) and torch.compiler.is_compiling()):
+        x = operator.index(x)
     if not lo <= x <= hi:
         raise ValueError(f"{name}: expected a value in [{lo}, {hi}], got {x}")
     return x

@@ -52,6 +52,33 @@ def test_compile_dynamic_shapes(device):
         torch.testing.assert_close(lse.cpu().double(), lse_ref, rtol=1e-3, atol=1e-3)
 
 
+def attention_bounds(query, k, v, workspace, block_tables, seq_lens, cu_q, cu_kv, max_q_len, max_kv_len):
+    """The host bounds as arguments, as an engine passes each batch's max_seqlen_q / max_seqlen_k."""
+    return ctxattn.trtllm_batch_context_with_kv_cache(
+        query, (k, v), workspace, block_tables, seq_lens, max_q_len, max_kv_len, 0.125, 1.0,
+        block_tables.shape[0], cu_q, cu_kv, return_lse=True,
+    )
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_compile_keeps_host_bounds_symbolic(device):
+    """New max_q_len / max_kv_len values reuse a dynamic graph instead of recompiling it."""
+    import torch._dynamo.testing
+
+    torch._dynamo.reset()
+    counter = torch._dynamo.testing.CompileCounter()
+    compiled = torch.compile(attention_bounds, backend=counter, fullgraph=True, dynamic=True)
+    case = small_case(device)
+    k, v = case.kv_cache
+    args = (case.query, k, v, case.workspace_buffer, case.block_tables, case.seq_lens, case.cum_seq_lens_q,
+            case.cum_seq_lens_kv)
+    want = attention_bounds(*args, 16, 64)
+    for max_q_len, max_kv_len in [(16, 64), (9, 49), (12, 57), (30, 80)]:
+        out, lse = compiled(*args, max_q_len, max_kv_len)
+        assert torch.equal(out, want[0]) and torch.equal(lse, want[1])
+    assert counter.frame_count == 1
+
+
 def attention_only(query, k, v, workspace, block_tables, seq_lens, cu_q, cu_kv, bmm1, bmm2):
     """The call alone: inductor emits no kernel of its own (its C++ compile would cost ~20 s on CPU)."""
     return ctxattn.trtllm_batch_context_with_kv_cache(

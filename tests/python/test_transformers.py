@@ -237,3 +237,24 @@ def test_cuda_graphs_match(make_model, reference):
     # the captured ctxattn call with the next batch's lengths and tables.
     model = make_model("cuda")
     assert_same_greedy(model, reference, use_cuda_graph=True)
+
+
+def test_compiled_forward_keeps_one_graph_across_batches():
+    """Continuous batching's compiled forward (dynamic shapes) runs ctxattn without a recompile per
+    batch: the call keeps max_q_len / max_kv_len symbolic, so only the first batch's workspace setup
+    adds a second frame, and the tokens equal the uncompiled run's."""
+    from torch._dynamo.utils import counters
+    from transformers.generation.configuration_utils import CompileConfig
+
+    model = llama("cpu")
+    inputs = prompts()
+    expected = generate(model, cx.ATTN_IMPLEMENTATION, inputs, 8, cb_config())
+    torch._dynamo.reset()
+    counters.clear()
+    compile_config = CompileConfig(backend="aot_eager", dynamic=True, fullgraph=False)
+    got = generate(model, cx.ATTN_IMPLEMENTATION, inputs, 8,
+                   cb_config(varlen_compile_config=compile_config, decode_compile_config=compile_config))
+    frames = counters["frames"]["total"]
+    torch._dynamo.reset()
+    assert got == expected
+    assert 1 <= frames <= 2, f"{frames} frames compiled for one generation run (a recompile per batch?)"
