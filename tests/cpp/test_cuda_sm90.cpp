@@ -1,0 +1,113 @@
+// GPU tests of the Hopper backend's edges (the rest of the GPU suite runs against it through
+// CTXATTN_TEST_BACKEND=cuda_sm90): what it refuses, forced by name, is UNSUPPORTED with the reason,
+// never a wrong answer; AUTO sends those calls to the portable backend, which answers them right.
+// Skips without an sm90 GPU.
+#include <gtest/gtest.h>
+
+#if defined(CTXATTN_TEST_CUDA)
+
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "cuda_harness.h"
+
+namespace ctxattn_test {
+namespace {
+
+bool hopper_present() {
+  if (!gpu_present()) return false;
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess) return false;
+  if (cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0) != cudaSuccess) return false;
+  return major == 9 && minor == 0;
+}
+
+ProblemSpec base_spec() {
+  ProblemSpec s;
+  s.q_lens = {37, 1, 90};
+  s.kv_lens = {300, 129, 90};
+  s.num_qo_heads = 8;
+  s.num_kv_heads = 2;
+  s.head_dim = 128;
+  s.page_size = 16;
+  s.with_lse = true;
+  return s;
+}
+
+struct Refusal {
+  const char* what;
+  const char* argument;  // the message must name it
+  void (*edit)(ProblemSpec&);
+};
+
+TEST(CudaSm90, RefusesWhatItDoesNotServeAndAutoAnswersIt) {
+  if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
+  const std::vector<Refusal> refusals = {
+      {"page size 4", "page_size", [](ProblemSpec& s) { s.page_size = 4; }},
+      {"page size 1", "page_size", [](ProblemSpec& s) { s.page_size = 1; }},
+      {"e4m3 KV under a bf16 query", "kv_cache", [](ProblemSpec& s) { s.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3; }},
+      {"e4m3 query and KV", "kv_cache",
+       [](ProblemSpec& s) {
+         s.q_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+         s.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+       }},
+  };
+  for (const Refusal& r : refusals) {
+    SCOPED_TRACE(r.what);
+    ProblemSpec spec = base_spec();
+    r.edit(spec);
+    PagedProblem want(spec);
+    ASSERT_EQ(run_cpu_reference(want), CTXATTN_STATUS_OK) << ctxattn_last_error();
+
+    PagedProblem forced(spec);
+    forced.poison_outputs();
+    DeviceProblem dev(forced);
+    ASSERT_TRUE(dev.ok());
+    dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
+    EXPECT_EQ(dev.run(), CTXATTN_STATUS_UNSUPPORTED);
+    const std::string message = ctxattn_last_error();
+    EXPECT_NE(message.find(r.argument), std::string::npos) << message;
+    ASSERT_TRUE(dev.download());
+    EXPECT_EQ(untouched_outside_rows(forced), "");
+    for (uint8_t byte : forced.out) ASSERT_EQ(byte, 0xFF) << "a refused call wrote its output";
+
+    dev.args.backend = CTXATTN_BACKEND_AUTO;
+    ctxattn_backend_t chosen = CTXATTN_BACKEND_AUTO;
+    ASSERT_EQ(ctxattn_select_backend(&dev.args, &chosen), CTXATTN_STATUS_OK) << ctxattn_last_error();
+    EXPECT_EQ(chosen, CTXATTN_BACKEND_CUDA_PORTABLE);
+    ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
+    ASSERT_TRUE(dev.download());
+    const std::string diff = compare_outputs(forced, want);
+    EXPECT_TRUE(diff.empty()) << diff;
+  }
+}
+
+// AUTO takes the Hopper kernel for what it serves, and keeps short sliding windows on the
+// portable kernel (core/dispatch.cpp).
+TEST(CudaSm90, AutoChoosesByTheDispatchPolicy) {
+  if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
+  struct Case {
+    int32_t window_left;
+    ctxattn_backend_t expected;
+  };
+  for (const Case c : {Case{-1, CTXATTN_BACKEND_CUDA_SM90}, Case{127, CTXATTN_BACKEND_CUDA_PORTABLE},
+                       Case{255, CTXATTN_BACKEND_CUDA_PORTABLE}, Case{256, CTXATTN_BACKEND_CUDA_SM90}}) {
+    SCOPED_TRACE("window_left " + std::to_string(c.window_left));
+    ProblemSpec spec = base_spec();
+    spec.window_left = c.window_left;
+    PagedProblem pb(spec);
+    DeviceProblem dev(pb);
+    ASSERT_TRUE(dev.ok());
+    dev.args.backend = CTXATTN_BACKEND_AUTO;
+    ctxattn_backend_t chosen = CTXATTN_BACKEND_AUTO;
+    ASSERT_EQ(ctxattn_select_backend(&dev.args, &chosen), CTXATTN_STATUS_OK) << ctxattn_last_error();
+    EXPECT_EQ(chosen, c.expected) << ctxattn_backend_name(chosen);
+  }
+}
+
+}  // namespace
+}  // namespace ctxattn_test
+
+#endif  // CTXATTN_TEST_CUDA
