@@ -24,8 +24,8 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-import ctxattn  # noqa: E402
 import ctxattn.integrations.transformers as cx  # noqa: E402
+from attn_reference import DEVICES, _cuda_ready  # noqa: E402
 from transformers import GenerationConfig, GptOssConfig, GptOssForCausalLM, LlamaConfig, LlamaForCausalLM  # noqa: E402
 from transformers.generation.configuration_utils import ContinuousBatchingConfig  # noqa: E402
 from transformers.utils import logging as hf_logging  # noqa: E402
@@ -39,19 +39,6 @@ NEW_TOKENS = 24
 # bf16 (one ulp is 1/32 around 4). transformers' own eager and SDPA paths differ by up to 0.13 on
 # the same step; 0.25 is 8 bf16 ulps at the top logits.
 LOGIT_ATOL = 0.25
-
-
-def _cuda_ready():
-    return torch.cuda.is_available() and ctxattn.has_cuda()
-
-
-DEVICES = [
-    "cpu",
-    pytest.param(
-        "cuda",
-        marks=pytest.mark.skipif(not _cuda_ready(), reason="needs a CUDA device and a libctxattn built with CUDA"),
-    ),
-]
 
 
 def llama(device):
