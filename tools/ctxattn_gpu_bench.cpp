@@ -65,6 +65,9 @@ std::map<std::string, ProblemSpec> workloads() {
     s.num_qo_heads = 8;
     s.num_kv_heads = 1;
     w["chunk_long_tp8"] = s;
+    s.q_lens = {512, 512, 512, 512};
+    s.kv_lens = {32768, 65536, 98304, 131072};
+    w["chunk_long_tp8_batch"] = s;
   }
   {
     ProblemSpec s = base({8192}, {8192});
@@ -154,6 +157,7 @@ int main(int argc, char** argv) {
       std::vector<uint8_t> first_out;
       for (const std::string& backend : backends) {
         dev.args.backend = backend_code(backend);
+        if (!dev.fit_workspace()) return 1;  // each backend sizes its split partials
         if (dev.run() != CTXATTN_STATUS_OK) {
           std::printf("%-16s %5d %-14s not served: %s\n", name.c_str(), page, backend.c_str(), ctxattn_last_error());
           continue;

@@ -26,6 +26,8 @@ bool cuda_built();
 bool cuda_available();
 // Compute capability (major*10+minor) of a device, or a CUDA error.
 Status cuda_device_arch(int device_index, int* arch);
+// Streaming multiprocessors of a device: the split-KV target (cuda/common/split_policy.h).
+Status cuda_sm_count(int device_index, int* count);
 // Extra workspace (beyond the header) the portable CUDA backend needs for these sizes.
 size_t cuda_portable_workspace_bytes(const Params& p);
 // Whether the portable backend implements these arguments (head dim, dtypes); the reason otherwise.

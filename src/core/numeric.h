@@ -9,11 +9,7 @@
 
 #include <cmath>
 
-#if defined(__CUDACC__)
-#define CTXATTN_HD __host__ __device__ __forceinline__
-#else
-#define CTXATTN_HD inline
-#endif
+#include "core/host_device.h"
 
 namespace ctxattn {
 

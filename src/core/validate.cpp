@@ -426,9 +426,8 @@ Status validate_args(const ctxattn_args_t* args, Params* p) {
 
 size_t required_workspace_bytes(const Params& p, ctxattn_backend_t backend) {
   size_t bytes = kWorkspaceHeaderBytes;
-  if (backend == CTXATTN_BACKEND_CUDA_PORTABLE || backend == CTXATTN_BACKEND_CUDA_SM90) {
-    bytes += cuda_portable_workspace_bytes(p);
-  }
+  if (backend == CTXATTN_BACKEND_CUDA_PORTABLE) bytes += cuda_portable_workspace_bytes(p);
+  if (backend == CTXATTN_BACKEND_CUDA_SM90) bytes += cuda_sm90_workspace_bytes(p);
   return bytes;
 }
 

@@ -14,6 +14,7 @@
 
 #include "core/backends.h"
 #include "cuda/common/cuda_status.h"
+#include "cuda/common/split_policy.h"
 #if defined(CTXATTN_WITH_SM90)
 #include "cuda/sm90/launch.h"
 #endif
@@ -106,9 +107,24 @@ Status run_elem(const Params& p, const sm90::LaunchEnv& env, const CUtensorMap& 
 
 }  // namespace
 
-size_t cuda_sm90_workspace_bytes(const Params&) {
-  // Work is assigned by the grid alone: no scheduling metadata beyond the common header.
+size_t cuda_sm90_workspace_bytes(const Params& p) {
+#if !defined(CTXATTN_WITH_SM90)
+  (void)p;
   return 0;
+#else
+  // Split-KV counters and partials (cuda/common/split_policy.h); nothing when no request of the
+  // call can split.
+  int sms = 0;
+  if (!cuda_sm_count(p.device_index, &sms).ok()) return 0;
+  int group_floats = 0;
+  switch (p.head_dim) {
+    case 64: group_floats = sm90::Traits<64>::kSplitGroupFloats; break;
+    case 128: group_floats = sm90::Traits<128>::kSplitGroupFloats; break;
+    case 256: group_floats = sm90::Traits<256>::kSplitGroupFloats; break;
+    default: return 0;
+  }
+  return split_workspace_bytes(p, sms, sm90::kConsumerWarpgroups, group_floats);
+#endif
 }
 
 Status cuda_sm90_supports(const Params& p) {
@@ -156,8 +172,9 @@ Status cuda_sm90_supports(const Params& p) {
     return unsupported("query: num_tokens * num_qo_heads must stay below " + std::to_string(INT32_MAX - 2 * kBlockM) +
                        " for the sm90 backend");
   }
-  const int64_t m_blocks = (static_cast<int64_t>(p.max_q_len) * p.group_size + kBlockM - 1) / kBlockM;
-  if (m_blocks * p.batch_size * p.num_kv_heads > INT32_MAX) {
+  int sms = 0;
+  CTXATTN_RETURN_IF_ERROR(cuda_sm_count(p.device_index, &sms));
+  if (split_slots(p, sms, static_cast<int>(kBlockM)) * p.batch_size > INT32_MAX) {
     return unsupported("max_q_len: max_q_len * num_qo_heads * batch_size is too large for one grid of the sm90 "
                        "backend");
   }
@@ -177,7 +194,9 @@ Status cuda_sm90_run(const Params& p) {
   CTXATTN_RETURN_IF_ERROR(make_pool_map(p, p.v, p.v_stride_page, p.v_stride_head, p.v_stride_token, block_n, &map_v));
   DeviceGuard guard;
   CTXATTN_RETURN_IF_ERROR(guard.set(p.device_index));
-  const sm90::LaunchEnv env{static_cast<cudaStream_t>(p.stream), p.device_index, p.enable_pdl};
+  int sms = 0;
+  CTXATTN_RETURN_IF_ERROR(cuda_sm_count(p.device_index, &sms));
+  const sm90::LaunchEnv env{static_cast<cudaStream_t>(p.stream), p.device_index, p.enable_pdl, sms};
   return p.q_dtype == CTXATTN_DTYPE_BFLOAT16 ? run_elem<sm90::Elem::kBFloat16>(p, env, map_k, map_v)
                                              : run_elem<sm90::Elem::kFloat16>(p, env, map_k, map_v);
 #endif

@@ -7,6 +7,7 @@
 
 #include "core/backends.h"
 #include "cuda/common/cuda_status.h"
+#include "cuda/common/split_policy.h"
 #include "cuda/sm80/launch.h"
 
 namespace ctxattn {
@@ -78,11 +79,33 @@ int block_m_for() {
   return sm80::Traits<kHeadDim, false>::kBlockM;
 }
 
+template <int kHeadDim>
+size_t split_bytes_for(const Params& p, int sms) {
+  // The 16-bit and the e4m3-KV kernels share the thread layout and CTAs an SM.
+  using Tr = sm80::Traits<kHeadDim, false>;
+  static_assert(Tr::kSplitGroupFloats == sm80::Traits<kHeadDim, true>::kSplitGroupFloats, "one partial size");
+  return split_workspace_bytes(p, sms * Tr::kMinBlocksPerSm, 1, Tr::kSplitGroupFloats);
+}
+
+template <int kHeadDim>
+int64_t slots_for(const Params& p, int sms) {
+  using Tr = sm80::Traits<kHeadDim, false>;
+  return split_slots(p, sms * Tr::kMinBlocksPerSm, Tr::kBlockM);
+}
+
 }  // namespace
 
-size_t cuda_portable_workspace_bytes(const Params&) {
-  // Work is assigned by the grid alone: no scheduling metadata beyond the common header.
-  return 0;
+size_t cuda_portable_workspace_bytes(const Params& p) {
+  // Split-KV counters and partials (cuda/common/split_policy.h); nothing when no request of the
+  // call can split.
+  int sms = 0;
+  if (!cuda_sm_count(p.device_index, &sms).ok()) return 0;
+  switch (p.head_dim) {
+    case 64: return split_bytes_for<64>(p, sms);
+    case 128: return split_bytes_for<128>(p, sms);
+    case 256: return split_bytes_for<256>(p, sms);
+    default: return 0;
+  }
 }
 
 Status cuda_portable_supports(const Params& p) {
@@ -109,9 +132,12 @@ Status cuda_portable_supports(const Params& p) {
                        " is too close to the 32-bit limit for the portable CUDA backend (at most " +
                        std::to_string(INT32_MAX - 2 * static_cast<int64_t>(block_m)) + ")");
   }
-  // One grid of m_blocks * batch_size * num_kv_heads CTAs (sm80/work.cuh).
-  const int64_t m_blocks = (static_cast<int64_t>(p.max_q_len) * p.group_size + block_m - 1) / block_m;
-  if (m_blocks * p.batch_size * p.num_kv_heads > INT32_MAX) {
+  // One grid of batch_size * slots CTAs (cuda/common/split.cuh).
+  int sms = 0;
+  CTXATTN_RETURN_IF_ERROR(cuda_sm_count(p.device_index, &sms));
+  const int64_t slots = p.head_dim == 64 ? slots_for<64>(p, sms) : p.head_dim == 128 ? slots_for<128>(p, sms)
+                                                                                     : slots_for<256>(p, sms);
+  if (slots * p.batch_size > INT32_MAX) {
     return unsupported("max_q_len: max_q_len * num_qo_heads * batch_size is too large for one grid of the portable "
                        "CUDA backend");
   }
@@ -138,7 +164,9 @@ Status cuda_portable_run(const Params& p) {
   CTXATTN_RETURN_IF_ERROR(cuda_device_arch(p.device_index, &arch));
   DeviceGuard guard;
   CTXATTN_RETURN_IF_ERROR(guard.set(p.device_index));
-  const sm80::LaunchEnv env{static_cast<cudaStream_t>(p.stream), p.device_index, p.enable_pdl};
+  int sms = 0;
+  CTXATTN_RETURN_IF_ERROR(cuda_sm_count(p.device_index, &sms));
+  const sm80::LaunchEnv env{static_cast<cudaStream_t>(p.stream), p.device_index, p.enable_pdl, sms};
   switch (p.head_dim) {
     case 64: return run_head_dim<64>(p, env);
     case 128: return run_head_dim<128>(p, env);

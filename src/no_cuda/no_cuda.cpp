@@ -14,6 +14,7 @@ Status no_cuda() {
 bool cuda_built() { return false; }
 bool cuda_available() { return false; }
 Status cuda_device_arch(int, int*) { return no_cuda(); }
+Status cuda_sm_count(int, int*) { return no_cuda(); }
 size_t cuda_portable_workspace_bytes(const Params&) { return 0; }
 Status cuda_portable_supports(const Params&) { return no_cuda(); }
 Status cuda_portable_run(const Params&) { return no_cuda(); }

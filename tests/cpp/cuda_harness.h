@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -169,6 +170,56 @@ inline std::string untouched_outside_rows(const PagedProblem& pb) {
       for (int32_t h = 0; h < s.num_qo_heads; ++h) {
         if (!std::isnan(pb.lse_value(t, h))) return "lse of row " + std::to_string(t) + " was written";
       }
+    }
+  }
+  return "";
+}
+
+// Captures one call of `dev` (on the stream it was made with) into an instantiated graph; an
+// empty string on success, else what failed.
+inline std::string capture_call(DeviceProblem& dev, cudaStream_t stream, cudaGraph_t* graph, cudaGraphExec_t* exec) {
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return "begin capture failed";
+  const ctxattn_status_t st = dev.run();
+  if (cudaStreamEndCapture(stream, graph) != cudaSuccess) return "end capture failed";
+  if (st != CTXATTN_STATUS_OK) return std::string("captured call failed: ") + ctxattn_last_error();
+  if (cudaGraphInstantiate(exec, *graph, 0) != cudaSuccess) return "graph instantiation failed";
+  return "";
+}
+
+// Replays `exec` (a capture of `dev`, whose host problem is `captured`) with the inputs of `spec`
+// written into the captured device buffers, and compares the outputs with the CPU reference;
+// an empty string when they match. `spec` must give the captured buffer sizes.
+inline std::string replay_differences(DeviceProblem& dev, PagedProblem& captured, cudaGraphExec_t exec,
+                                      cudaStream_t stream, const ProblemSpec& spec) {
+  PagedProblem want(spec);
+  if (run_cpu_reference(want) != CTXATTN_STATUS_OK) return std::string("reference: ") + ctxattn_last_error();
+  PagedProblem got(spec);
+  got.poison_outputs();
+  if (!dev.upload(got)) return "the replayed problem must have the captured buffer sizes";
+  if (cudaGraphLaunch(exec, stream) != cudaSuccess || cudaStreamSynchronize(stream) != cudaSuccess) {
+    return "graph launch failed";
+  }
+  // Read back through the captured problem object (same device buffers), then compare as `spec`.
+  if (!dev.download()) return "download failed";
+  got.out = captured.out;
+  got.lse = captured.lse;
+  return compare_outputs(got, want);
+}
+
+// Runs the call `runs` times, PDL off and on in turn, and compares out and lse bitwise with the
+// first run's; an empty string when every rerun matched.
+inline std::string rerun_differences(DeviceProblem& dev, PagedProblem& pb, int runs) {
+  if (dev.run() != CTXATTN_STATUS_OK) return std::string("first run: ") + ctxattn_last_error();
+  if (!dev.download()) return "download failed";
+  const std::vector<uint8_t> out0 = pb.out;
+  const std::vector<float> lse0 = pb.lse;
+  for (int i = 1; i < runs; ++i) {
+    dev.args.enable_pdl = i % 2;
+    if (dev.run() != CTXATTN_STATUS_OK) return "rerun " + std::to_string(i) + ": " + ctxattn_last_error();
+    if (!dev.download()) return "download failed";
+    if (std::memcmp(out0.data(), pb.out.data(), out0.size()) != 0) return "rerun " + std::to_string(i) + ": out differs";
+    if (std::memcmp(lse0.data(), pb.lse.data(), lse0.size() * sizeof(float)) != 0) {
+      return "rerun " + std::to_string(i) + ": lse differs";
     }
   }
   return "";

@@ -44,6 +44,7 @@ class DeviceProblem {
     args.device_index = 0;
     args.backend = test_backend();
     args.stream = stream;
+    if (ok_) ok_ = fit_workspace();
   }
   DeviceProblem(const DeviceProblem&) = delete;
   DeviceProblem& operator=(const DeviceProblem&) = delete;
@@ -57,7 +58,9 @@ class DeviceProblem {
   bool upload(PagedProblem& other) {
     for (const HostBuffer& b : other.buffers()) {
       auto it = device_.find(b.name);
-      if (it == device_.end() || sizes_.at(b.name) != b.bytes) return false;
+      // The workspace may have grown past the host buffer (fit_workspace); its head is refreshed.
+      const bool fits = std::string(b.name) == "workspace" ? sizes_.at(b.name) >= b.bytes : sizes_.at(b.name) == b.bytes;
+      if (it == device_.end() || !fits) return false;
       // Stream-ordered, as an engine refreshes its captured buffers: a copy must not land while
       // an earlier launch on the stream still reads or writes the buffer.
       if (b.bytes > 0 &&
@@ -65,6 +68,21 @@ class DeviceProblem {
         return false;
       }
     }
+    return true;
+  }
+
+  // Grows the device workspace to what the call needs (split-KV partials for calls over long
+  // KV), zeroed as the API asks; a call the library refuses keeps the host-sized buffer.
+  bool fit_workspace() {
+    size_t need = 0;
+    if (ctxattn_workspace_size(&args, &need) != CTXATTN_STATUS_OK || need <= sizes_.at("workspace")) return true;
+    void* ptr = nullptr;
+    if (cudaMalloc(&ptr, need) != cudaSuccess || cudaMemset(ptr, 0, need) != cudaSuccess) return false;
+    cudaFree(device_.at("workspace"));
+    device_["workspace"] = ptr;
+    sizes_["workspace"] = need;
+    args.workspace = ptr;
+    args.workspace_size = need;
     return true;
   }
 

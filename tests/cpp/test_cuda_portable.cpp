@@ -233,17 +233,8 @@ TEST(CudaPortable, HundredRerunsAreBitwiseEqualWithAndWithoutPdl) {
   pb.poison_outputs();
   DeviceProblem dev(pb);
   ASSERT_TRUE(dev.ok());
-  ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
-  ASSERT_TRUE(dev.download());
-  const std::vector<uint8_t> out0 = pb.out;
-  const std::vector<float> lse0 = pb.lse;
-  for (int i = 1; i < 100; ++i) {
-    dev.args.enable_pdl = i % 2;  // alternate PDL off / on
-    ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
-    ASSERT_TRUE(dev.download());
-    ASSERT_EQ(0, std::memcmp(out0.data(), pb.out.data(), out0.size())) << "rerun " << i << " differs";
-    ASSERT_EQ(0, std::memcmp(lse0.data(), pb.lse.data(), lse0.size() * sizeof(float))) << "rerun " << i;
-  }
+  const std::string diff = rerun_differences(dev, pb, 100);
+  EXPECT_TRUE(diff.empty()) << diff;
 }
 
 // Captures the call once, then replays it with new lengths, block tables, contents and scales
@@ -272,25 +263,11 @@ TEST(CudaPortable, GraphReplaysWithNewLengthsTablesAndScales) {
   ASSERT_TRUE(dev.ok());
   cudaGraph_t graph;
   cudaGraphExec_t exec;
-  CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  const ctxattn_status_t st = dev.run();
-  CUDA_OK(cudaStreamEndCapture(stream, &graph));
-  ASSERT_EQ(st, CTXATTN_STATUS_OK) << ctxattn_last_error();
-  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  const std::string captured = capture_call(dev, stream, &graph, &exec);
+  ASSERT_TRUE(captured.empty()) << captured;
 
   for (ProblemSpec* spec : {&a, &b}) {
-    PagedProblem want(*spec);
-    ASSERT_EQ(run_cpu_reference(want), CTXATTN_STATUS_OK) << ctxattn_last_error();
-    PagedProblem got(*spec);
-    got.poison_outputs();
-    ASSERT_TRUE(dev.upload(got)) << "problem b must have a's buffer sizes";
-    CUDA_OK(cudaGraphLaunch(exec, stream));
-    CUDA_OK(cudaStreamSynchronize(stream));
-    // Read back through a's problem object (same device buffers), then compare as b.
-    ASSERT_TRUE(dev.download());
-    got.out = pa.out;
-    got.lse = pa.lse;
-    const std::string diff = compare_outputs(got, want);
+    const std::string diff = replay_differences(dev, pa, exec, stream, *spec);
     EXPECT_TRUE(diff.empty()) << describe(*spec) << "\n" << diff;
   }
   cudaGraphExecDestroy(exec);

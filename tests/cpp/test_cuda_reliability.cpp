@@ -74,11 +74,8 @@ TEST(CudaReliability, OneGraphReplayedAThousandTimes) {
   dev.args.max_kv_len = kMaxKv;
   cudaGraph_t graph;
   cudaGraphExec_t exec;
-  CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  const ctxattn_status_t st = dev.run();
-  CUDA_OK(cudaStreamEndCapture(stream, &graph));
-  ASSERT_EQ(st, CTXATTN_STATUS_OK) << ctxattn_last_error();
-  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  const std::string capture_error = capture_call(dev, stream, &graph, &exec);
+  ASSERT_TRUE(capture_error.empty()) << capture_error;
 
   int checked = 0;
   for (int i = 0; i < kReplays; ++i) {

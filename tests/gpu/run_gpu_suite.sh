@@ -38,7 +38,7 @@ if step gtest; then
   # the torture test loops over the backends itself and runs once.
   for backend in $BACKENDS; do
     CTXATTN_TEST_BACKEND=$backend timeout 420 "$BUILD/ctxattn_tests" \
-      --gtest_filter='CudaPortable*:CudaReliability*' > "$OUT/gtest-$backend.log" 2>&1
+      --gtest_filter='CudaPortable*:CudaReliability*:CudaSplit*' > "$OUT/gtest-$backend.log" 2>&1
     record "gtest $backend" $?
     grep -E "^\[  (PASSED|FAILED|SKIPPED) |^sweep:" "$OUT/gtest-$backend.log"
   done
@@ -54,7 +54,7 @@ if step bench; then
   cat "$OUT/bench.log"
 fi
 if step sanitize; then
-  tests='CudaPortable.RandomSweep*:CudaPortable.UglyShapes*:CudaPortable.LyingMetadata*:CudaPortable.MetadataCheck*:CudaReliability.GuardBytes*'
+  tests='CudaPortable.RandomSweep*:CudaPortable.UglyShapes*:CudaPortable.LyingMetadata*:CudaPortable.MetadataCheck*:CudaReliability.GuardBytes*:CudaSplit.ShortChunks*:CudaSplit.GraphReplays*'
   for backend in $BACKENDS; do
     CTXATTN_TEST_BACKEND=$backend CTXATTN_GPU_SWEEP=12:small timeout 240 compute-sanitizer --tool memcheck \
       --error-exitcode 1 "$BUILD/ctxattn_tests" --gtest_filter="$tests" > "$OUT/memcheck-$backend.log" 2>&1
@@ -62,7 +62,7 @@ if step sanitize; then
     tail -3 "$OUT/memcheck-$backend.log"
     for tool in racecheck synccheck; do
       CTXATTN_TEST_BACKEND=$backend CTXATTN_GPU_SWEEP=4:small timeout 180 compute-sanitizer --tool $tool \
-        --error-exitcode 1 "$BUILD/ctxattn_tests" --gtest_filter='CudaPortable.RandomSweep*:CudaPortable.MetadataCheck*' \
+        --error-exitcode 1 "$BUILD/ctxattn_tests" --gtest_filter='CudaPortable.RandomSweep*:CudaPortable.MetadataCheck*:CudaSplit.ShortChunks*' \
         > "$OUT/$tool-$backend.log" 2>&1
       record "$tool $backend" $?
       tail -3 "$OUT/$tool-$backend.log"

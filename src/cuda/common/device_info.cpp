@@ -31,4 +31,9 @@ Status cuda_device_arch(int device_index, int* arch) {
   return Status::Ok();
 }
 
+Status cuda_sm_count(int device_index, int* count) {
+  CTXATTN_CUDA_TRY(cudaDeviceGetAttribute(count, cudaDevAttrMultiProcessorCount, device_index));
+  return Status::Ok();
+}
+
 }  // namespace ctxattn

@@ -31,9 +31,9 @@ namespace sm80 {
 
 constexpr float kLog2e = 1.4426950408889634f;
 
-template <typename T, class Tr>
+template <typename T, class Tr, bool kSplit>
 __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm)
-    attention_kernel(const Params p, const GridOrder order) {
+    attention_kernel(const Params p, const SplitPlan plan) {
   extern __shared__ __align__(128) unsigned char smem[];
   constexpr int kAtoms = Tr::kMAtoms;
   constexpr int kRows = Tr::kThreadRows;
@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm)
   constexpr int kOBlocks = Tr::kHeadDim / 8;
 
   pdl_wait_for_inputs();
-  const CtaWork w = CtaWork::make<Tr::kBlockM>(p, order);
+  const CtaWork w = CtaWork::make<Tr::kBlockM, kSplit>(p, plan, static_cast<int>(blockIdx.x));
   if (w.empty()) return;
 
   const int tid = static_cast<int>(threadIdx.x);
@@ -79,7 +79,11 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm)
   };
   float sink_log2[kRows];
   sink_logits(w, sink_log2);
-  OnlineSoftmax<kAtoms, kSBlocks, kOBlocks> softmax(sink_log2);
+  // A split piece leaves the sink to the merge, which adds it once.
+  float no_sink[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) no_sink[r] = w.split() ? -CUDART_INF_F : sink_log2[r];
+  OnlineSoftmax<kAtoms, kSBlocks, kOBlocks> softmax(no_sink);
 
   float o[kAtoms][kOBlocks][4];
 #pragma unroll
@@ -139,12 +143,31 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm)
   pdl_allow_dependents();
   // The epilogue re-derives the CTA's work and bmm2_scale rather than keeping them in registers
   // through the main loop, where the accumulators need every register.
-  const CtaWork we = CtaWork::make<Tr::kBlockM>(p, order);
+  const CtaWork we = CtaWork::make<Tr::kBlockM, kSplit>(p, plan, static_cast<int>(blockIdx.x));
   const float bmm2 = p.bmm2_scale_ptr != nullptr ? *p.bmm2_scale_ptr : p.bmm2_scale;
   float l[kRows];
   float lse[kRows];
   sink_logits(we, sink_log2);
-  softmax.finish(sink_log2, l, lse);
+  if (!we.split()) {
+    softmax.finish(sink_log2, l, lse);
+  } else {
+    // Store this piece, count it; the last piece of the tile merges them all.
+    using Partial = SplitPartial<kAtoms * kOBlocks * 4, kRows, Tr::kThreads>;
+    static_assert(Partial::kFloats == Tr::kSplitGroupFloats, "the host sizes the workspace from the traits");
+    auto reg = [&](int i) -> float& { return o[i / (4 * kOBlocks)][(i / 4) % kOBlocks][i % 4]; };
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) no_sink[r] = -CUDART_INF_F;
+    softmax.finish(no_sink, l, lse);
+    Partial::store(Partial::group_slot(plan, we, we.item, 0), tid, reg, softmax.row_max, l);
+    Partial::publish();
+    const bool last = __syncthreads_or(tid == 0 && Partial::arrive(Partial::counter(plan, we, 0), we.pieces));
+    if (!last) return;
+    // Piece k of this tile is item kv_head + Hkv * (k + pieces * rank) = item + Hkv * (k - piece).
+    auto slot = [&](int k) { return Partial::group_slot(plan, we, we.item + p.num_kv_heads * (k - we.piece), 0); };
+    // Register i: atom i / (4 * kOBlocks), rows lane / 4 (i % 4 < 2) and lane / 4 + 8.
+    Partial::merge(we.pieces, slot, tid, reg, [](int i) { return 2 * (i / (4 * kOBlocks)) + (i % 4) / 2; }, sink_log2,
+                   l, lse);
+  }
   ThreadRows<kRows> rows;
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {

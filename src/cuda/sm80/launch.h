@@ -16,6 +16,7 @@ struct LaunchEnv {
   cudaStream_t stream;
   int device;
   bool pdl;
+  int sm_count;  // the split-KV target is sm_count * the kernel's CTAs an SM (cuda/common/split_policy.h)
 };
 
 // Launches the attention kernel for the validated call; returns the launch error, if any.

@@ -22,7 +22,7 @@ struct Mask {
   bool causal;
   int hi_first, lo_last;  // band ends of the CTA's first and last valid query rows
   int key_end;            // last key any row of the CTA attends (hi of the last row)
-  int n_min, n_max;       // key tiles visited, n_max first
+  int n_min, n_max;       // key tiles this CTA visits, n_max first
 
   // Allowed keys of query row i: [lo(i), hi(i)].
   __device__ int hi(int i) const {
@@ -47,8 +47,9 @@ struct Mask {
     hi_first = hi(first);
     lo_last = lo(last);
     key_end = hi(last);
-    n_max = key_end >= 0 ? key_end / kBlockN : -1;
-    n_min = lo(first) / kBlockN;
+    const int band_max = key_end >= 0 ? key_end / kBlockN : -1;
+    const int band_min = lo(first) / kBlockN;
+    split_tiles(band_min, band_max, w.piece, w.pieces, &n_min, &n_max);  // the item's piece of them
   }
 
   // The upper half of tile n lies past every row's band (the diagonal tile of a short CTA, or the

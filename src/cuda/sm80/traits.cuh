@@ -36,6 +36,9 @@ struct Traits {
   static constexpr int kThreadRows = 2 * kMAtoms;
   // Two CTAs of 4 warps a SM (registers capped at 255); shared memory allows it on sm90.
   static constexpr int kMinBlocksPerSm = kHeadDim <= 128 ? 2 : 1;
+  // A split piece's partial (cuda/common/split.cuh): O (kMAtoms * D / 2 fp32 a thread), a
+  // maximum and a denominator for each of a thread's rows.
+  static constexpr int kSplitGroupFloats = (kMAtoms * kHeadDim / 2 + 2 * 2 * kMAtoms) * kWarps * 32;
 
   // 16-bit tiles: rows of D elements in 16-byte chunks, XOR-swizzled by (row % 8) so that the
   // eight rows an ldmatrix phase reads fall in eight different bank groups.

@@ -6,51 +6,18 @@
 #include <stdint.h>
 
 #include "core/params.h"
-#include "cuda/common/request.cuh"
+#include "cuda/common/split.cuh"
 
 namespace ctxattn {
 namespace sm80 {
 
-// The order CTAs start in: request by request; inside a request the m-blocks go longest first
-// (reverse order), the KV head fastest. Longest-first keeps the tail of each request short;
-// request by request keeps the K/V the running CTAs read small enough to stay in L2 (measured
-// on an H200 with 16 x 1024-token requests: longest-first over the whole batch ran 20% slower,
-// groups of 7 requests 10% slower than request by request; docs/perf-notes.md, v4 and v5).
-struct GridOrder {
-  int m_blocks;  // m-blocks of max_q_len * G packed rows
-};
-
-struct CtaWork {
-  int batch;
-  int kv_head;
-  int64_t q_start;  // first token row of the request
-  int q_len;
-  int kv_len;
-  int packed_rows;  // q_len * G
-  int m0;           // first packed row of this CTA
-
-  // 1-D grid of batch_size * m_blocks * num_kv_heads CTAs, in GridOrder.
-  template <int kBlockM>
-  __device__ static CtaWork make(const Params& p, const GridOrder& order) {
-    CtaWork w;
-    const int linear = static_cast<int>(blockIdx.x);
-    w.kv_head = linear % p.num_kv_heads;
-    const int rest = linear / p.num_kv_heads;
-    w.batch = rest / order.m_blocks;
-    const RequestSpan span = load_request_span(p, w.batch);
-    w.q_start = span.q_start;
-    w.q_len = span.q_len;
-    w.kv_len = span.kv_len;
-    w.packed_rows = w.q_len * p.group_size;  // q_len <= T, so <= T * Hq, which the gate keeps within int32
-    // The m-block's first row can pass int32 when max_q_len * G is large (the grid allows up to
-    // INT32_MAX m-blocks); a block past the request's rows starts at packed_rows, which is empty.
-    const int64_t m0 = static_cast<int64_t>(order.m_blocks - 1 - rest % order.m_blocks) * kBlockM;
-    w.m0 = m0 < w.packed_rows ? static_cast<int>(m0) : w.packed_rows;
-    return w;
-  }
-
-  __device__ bool empty() const { return m0 >= packed_rows; }
-};
+// What one CTA computes: a work item of cuda/common/split.cuh, CTA blockIdx.x of a grid of
+// batch_size * plan.slots. Inside a request the m-blocks go longest first, the KV head fastest,
+// and requests follow each other: longest-first keeps the tail of each request short; request by
+// request keeps the K/V the running CTAs read small enough to stay in L2 (measured on an H200 with
+// 16 x 1024-token requests: longest-first over the whole batch ran 20% slower, groups of 7
+// requests 10% slower than request by request; docs/perf-notes.md, v4 and v5).
+using CtaWork = WorkTile;
 
 // Packed row of accumulator row r of a thread (row r: m16 atom r / 2, lane/4 + 8 * (r % 2)).
 // Query row = packed / G, query head = kv_head * G + packed % G. Recomputed where needed rather

@@ -41,8 +41,8 @@ template <typename T, class Tr>
 __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, const KeyBand& band, char* smem,
                                              const Barriers<Tr::kStages>& bars, const KvProducer<Tr>& kv, PipeState& state,
                                              uint32_t& tail_phase, int lane) {
-  const int n_min = band.n_min<Tr::kBlockN>();
-  int n = band.n_max<Tr::kBlockN>();
+  int n_min, n;
+  w.key_tiles<Tr::kBlockN>(band, &n_min, &n);
   if (n < n_min) return;
   int32_t page = kv.page_of(p, w, n);
   for (; n >= n_min; --n) {
@@ -58,18 +58,31 @@ __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, con
   }
 }
 
-// One consumer warpgroup over one work tile. k_state / v_state carry across work tiles.
-template <typename T, class Tr>
-__device__ __forceinline__ void consume_tile(const Params& p, const Work& w, const KeyBand& band, char* smem,
-                                             uint32_t smem_base, const Barriers<Tr::kStages>& bars, int consumer_index, int t,
-                                             PipeState& k_state, PipeState& v_state) {
+// Packed rows of a consumer thread's two row halves and their sinks (scaled to base 2).
+__device__ __forceinline__ void thread_rows(const Params& p, const Work& w, int consumer_index, int t, int (&rows)[2],
+                                            float (&sink_log2)[2]) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    rows[h] = w.m0 + consumer_index * kRowsPerWarpgroup + (t / 32) * 16 + ((t % 32) >> 2) + 8 * h;
+    sink_log2[h] = p.sinks != nullptr ? p.sinks[w.kv_head * p.group_size + rows[h] % p.group_size] * kLog2e
+                                      : -CUDART_INF_F;
+  }
+}
+
+// One consumer warpgroup over work item `linear` (non-empty). k_state / v_state carry across
+// work items.
+template <typename T, class Tr, bool kSplit>
+__device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& plan, int linear, char* smem,
+                                             uint32_t smem_base, const Barriers<Tr::kStages>& bars, int* last_flag,
+                                             int consumer_index, int t, PipeState& k_state, PipeState& v_state) {
   using Mma = WarpgroupMma<T, Tr>;
   constexpr int kSRegs = Mma::kSRegs;
   constexpr int kORegs = Mma::kORegs;
   constexpr int kPRegs = Mma::kPRegs;
   const int lane = t % 32;
-  const int warp_in_group = t / 32;
   const int group = p.group_size;
+  const Work w = Work::make<Tr::kBlockM, kSplit>(p, plan, linear);
+  const KeyBand band = w.band<Tr::kBlockM>(p);
 
   const float bmm1 = p.bmm1_scale_ptr != nullptr ? *p.bmm1_scale_ptr : p.bmm1_scale;
   // Scores are scaled by |bmm1_scale| * log2(e); a negative bmm1_scale negates Q instead. A zero
@@ -77,15 +90,13 @@ __device__ __forceinline__ void consume_tile(const Params& p, const Work& w, con
   const bool negate_q = bmm1 < 0.0f;
   const float scale_log2 = fmaxf(fabsf(bmm1) * kLog2e, FLT_MIN);
 
-  // Packed rows of this thread's two row halves, their query rows and sinks.
+  // This thread's rows, their query rows and sinks. A split piece leaves the sink to the merge,
+  // which adds it once.
   int rows[2], tokens[2];
   float sink_log2[2];
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    rows[h] = w.m0 + consumer_index * kRowsPerWarpgroup + warp_in_group * 16 + (lane >> 2) + 8 * h;
-    tokens[h] = rows[h] / group;
-    sink_log2[h] = p.sinks != nullptr ? p.sinks[w.kv_head * group + rows[h] % group] * kLog2e : -CUDART_INF_F;
-  }
+  thread_rows(p, w, consumer_index, t, rows, sink_log2);
+  tokens[0] = rows[0] / group;
+  tokens[1] = rows[1] / group;
 
   char* q_ptr = smem + Tr::kSmemQ + consumer_index * Tr::kQWarpgroupBytes;
   const uint32_t q_tile = smem_base + Tr::kSmemQ + consumer_index * Tr::kQWarpgroupBytes;
@@ -98,7 +109,8 @@ __device__ __forceinline__ void consume_tile(const Params& p, const Work& w, con
     if (lane == 0) arrive_barrier(bar);
   };
 
-  RowSoftmax<kSRegs, Tr::kLazySchedule> softmax(sink_log2);
+  const float start[2] = {w.split() ? -CUDART_INF_F : sink_log2[0], w.split() ? -CUDART_INF_F : sink_log2[1]};
+  RowSoftmax<kSRegs, Tr::kLazySchedule> softmax(start);
   float o[kORegs];
 #pragma unroll
   for (int i = 0; i < kORegs; ++i) o[i] = 0.0f;
@@ -106,8 +118,8 @@ __device__ __forceinline__ void consume_tile(const Params& p, const Work& w, con
   uint32_t prob[kPRegs];
   float correction[2];
 
-  const int n_min = band.n_min<Tr::kBlockN>();
-  const int n_max = band.n_max<Tr::kBlockN>();
+  int n_min, n_max;
+  w.key_tiles<Tr::kBlockN>(band, &n_min, &n_max);
   if (n_max >= n_min) {
     // First tile: S alone, then its softmax.
     wait_barrier(bars.full_k(k_state.stage), k_state.phase);
@@ -153,17 +165,47 @@ __device__ __forceinline__ void consume_tile(const Params& p, const Work& w, con
     v_state.advance(Tr::kStages);
   }
 
+  const Work& we = w;  // (kept in registers: re-deriving it costs the epilogue a metadata round trip)
   const float bmm2 = p.bmm2_scale_ptr != nullptr ? *p.bmm2_scale_ptr : p.bmm2_scale;
   float l[2], lse[2];
-  softmax.finish(sink_log2, l, lse);
+  // A split piece writes the output only when it is the last of its tile. No early return: the
+  // pipeline states carry into the next work item and must stay warp-uniform values (they index
+  // the shared-memory stages of every WGMMA descriptor).
+  bool writes_output = true;
+  if (!we.split()) {
+    softmax.finish(sink_log2, l, lse);
+  } else {
+    // Store this piece, count it; the last piece of the tile merges them all.
+    using Partial = SplitPartial<kORegs, 2, kWarpgroupThreads>;
+    static_assert(Partial::kFloats == Tr::kSplitGroupFloats, "the host sizes the workspace from the traits");
+    auto reg = [&](int i) -> float& { return o[i]; };
+    const float no_sink[2] = {-CUDART_INF_F, -CUDART_INF_F};
+    softmax.finish(no_sink, l, lse);
+    Partial::store(Partial::group_slot(plan, we, we.item, consumer_index), t, reg, softmax.row_max, l);
+    Partial::publish();
+    warpgroup_sync(consumer_index);
+    if (t == 0) last_flag[consumer_index] = Partial::arrive(Partial::counter(plan, we, consumer_index), we.pieces);
+    warpgroup_sync(consumer_index);
+    // Every thread of a warp reads the same flag; the vote tells the compiler so, which keeps
+    // the branch below (and the state after it) warp-uniform.
+    writes_output = __all_sync(0xffffffffu, last_flag[consumer_index] != 0);
+    if (writes_output) {
+      // Piece k of this tile is item kv_head + Hkv * (k + pieces * rank) = item + Hkv * (k - piece).
+      auto slot = [&](int k) {
+        return Partial::group_slot(plan, we, we.item + p.num_kv_heads * (k - we.piece), consumer_index);
+      };
+      Partial::merge(we.pieces, slot, t, reg, [](int i) { return (i / 2) % 2; }, sink_log2, l, lse);
+    }
+  }
   // Every WGMMA of this warpgroup has completed: its Q region now stages the output.
-  Epilogue<T, Tr>::run(p, w, o, l, lse, rows, bmm2, q_ptr, consumer_index, t);
+  if (writes_output) Epilogue<T, Tr>::run(p, we, o, l, lse, rows, bmm2, q_ptr, consumer_index, t);
 }
 
-template <typename T, class Tr>
+template <typename T, class Tr, bool kSplit>
 __global__ void __launch_bounds__(kThreads, 1)
     attention_kernel(const __grid_constant__ Params p, const __grid_constant__ CUtensorMap map_k,
-                     const __grid_constant__ CUtensorMap map_v, int m_blocks, int num_tiles) {
+                     const __grid_constant__ CUtensorMap map_v, const __grid_constant__ SplitPlan plan,
+                     int num_tiles) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ unsigned char smem_raw[];
   // The swizzle pattern repeats every 1024 bytes; TMA and WGMMA address it from 1024-aligned tiles.
@@ -172,6 +214,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   char* smem = reinterpret_cast<char*>(smem_raw) + pad;
   const uint32_t smem_base = raw_base + pad;
   const Barriers<Tr::kStages> bars{reinterpret_cast<uint64_t*>(smem + Tr::kSmemBarriers)};
+  __shared__ int last_flag[kConsumerWarpgroups];  // a split piece's warpgroup arrived last
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warpgroup = tid / kWarpgroupThreads;
@@ -194,7 +237,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       PipeState state;
       uint32_t tail_phase = 0;
       for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-        const Work w = Work::make<Tr::kBlockM>(p, m_blocks, tile);
+        const Work w = Work::make<Tr::kBlockM, kSplit>(p, plan, tile);
         if (w.empty()) continue;
         produce_tile<T, Tr>(p, w, w.band<Tr::kBlockM>(p), smem, bars, kv, state, tail_phase, lane);
       }
@@ -205,9 +248,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int t = tid % kWarpgroupThreads;
     PipeState k_state, v_state;
     for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-      const Work w = Work::make<Tr::kBlockM>(p, m_blocks, tile);
+      const Work w = Work::make<Tr::kBlockM, kSplit>(p, plan, tile);
       if (w.empty()) continue;
-      consume_tile<T, Tr>(p, w, w.band<Tr::kBlockM>(p), smem, smem_base, bars, consumer_index, t, k_state, v_state);
+      consume_tile<T, Tr, kSplit>(p, plan, tile, smem, smem_base, bars, last_flag, consumer_index, t, k_state, v_state);
     }
     pdl_allow_dependents();
   }

@@ -19,6 +19,7 @@ struct LaunchEnv {
   cudaStream_t stream;
   int device;
   bool pdl;
+  int sm_count;  // the split-KV target (cuda/common/split_policy.h)
 };
 
 // Launches the kernel for a validated call; map_k / map_v: tensor maps over the K and V pools

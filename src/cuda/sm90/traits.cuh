@@ -42,6 +42,9 @@ struct Traits {
   // even at D = 128, so those keep the plain schedule (docs/perf-notes.md, sm90 v3).
   static constexpr bool kLazySchedule = kHeadDim == 256;
   static constexpr int kChunks = kHeadDim / kChunkCols;
+  // A split piece's partial per consumer warpgroup (cuda/common/split.cuh): O (D / 2 fp32 a
+  // thread), a maximum and a denominator for each of a thread's two rows.
+  static constexpr int kSplitGroupFloats = (kHeadDim / 2 + 2 * 2) * kWarpgroupThreads;
 
   static constexpr int kQWarpgroupBytes = kRowsPerWarpgroup * kHeadDim * 2;
   static constexpr int kKvTileBytes = kBlockN * kHeadDim * 2;
