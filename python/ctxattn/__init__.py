@@ -4,14 +4,15 @@
 `flashinfer.prefill.trtllm_batch_context_with_kv_cache`, same arguments, on CPU tensors (the CPU
 backend) and CUDA tensors (the CUDA backends). `ctxattn.prefill` mirrors FlashInfer's module path.
 The library picks the backend of each call; `use_backend`, `set_backend` or the environment
-variable CTXATTN_BACKEND force one by name, and `selected_backend` says which one a call would use.
+variable CTXATTN_BACKEND force one by name, and `selected_backend` says which one a call would use;
+`workspace_size` says how large its `workspace_buffer` must be.
 """
 
 from . import _backend, _lib, prefill
 from ._backend import get_backend, set_backend, use_backend
 from ._lib import LibraryError, library_path
 from .fp4 import FP4Tensor
-from .prefill import selected_backend, trtllm_batch_context_with_kv_cache
+from .prefill import selected_backend, trtllm_batch_context_with_kv_cache, workspace_size
 
 __all__ = [
     "BACKENDS",
@@ -26,6 +27,7 @@ __all__ = [
     "trtllm_batch_context_with_kv_cache",
     "use_backend",
     "version",
+    "workspace_size",
 ]
 
 # The names use_backend / set_backend / CTXATTN_BACKEND accept ("-" for "_" and any case too).

@@ -153,6 +153,12 @@ def select_backend(*op_args):
     return _backend.NAMES[_naming_the_setting(_lib.select_backend, a, forced_by)]
 
 
+def workspace_size(*op_args):
+    """Bytes of workspace_buffer the op with these arguments needs."""
+    a, forced_by = _args(*op_args)
+    return _naming_the_setting(_lib.workspace_size, a, forced_by)
+
+
 @torch.library.custom_op(
     OP_NAME, mutates_args=("workspace_buffer", "out", "out_scale", "lse"), device_types=None
 )

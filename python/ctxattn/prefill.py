@@ -17,7 +17,7 @@ import torch
 from . import _op  # noqa: F401  (registers torch.ops.ctxattn.batch_context_with_kv_cache)
 from .fp4 import FP4Tensor
 
-__all__ = ["trtllm_batch_context_with_kv_cache", "selected_backend", "FP4Tensor"]
+__all__ = ["trtllm_batch_context_with_kv_cache", "selected_backend", "workspace_size", "FP4Tensor"]
 
 _INT32_MIN = -(2**31)
 _INT32_MAX = 2**31 - 1
@@ -426,3 +426,16 @@ def selected_backend(*args, **kwargs):
 
 
 selected_backend.__signature__ = inspect.signature(_resolve)
+
+
+def workspace_size(*args, **kwargs):
+    """Bytes of `workspace_buffer` that `trtllm_batch_context_with_kv_cache` with the same
+    arguments needs on the backend it would run on (the buffer passed may be smaller: it is not
+    checked here). Depends only on the sizes, `max_kv_len`, the head counts and the device, so a
+    buffer sized for an engine's largest call serves every smaller one (docs/api.md "Workspace").
+    Computes nothing and writes nothing."""
+    op_args, _ = _resolve(*args, **kwargs)
+    return _op.workspace_size(*op_args)
+
+
+workspace_size.__signature__ = inspect.signature(_resolve)

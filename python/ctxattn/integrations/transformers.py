@@ -39,32 +39,39 @@ ATTN_IMPLEMENTATION = "paged|" + NAME
 
 # ctxattn's page sizes (SPEC section 2: powers of two up to 1024), largest first.
 _PAGE_SIZES = tuple(1 << i for i in range(10, -1, -1))
-# docs/api.md "Workspace": one 128 MiB buffer covers every call on a GPU; the CPU backend needs its
-# 4 KiB header only, 1 MiB leaves room.
+# docs/api.md "Workspace": one 128 MiB buffer covers every GPU call over KV shorter than 8192
+# tokens and up to 14 requests over longer KV (split-KV partials); a call that needs more grows it.
+# The CPU backend needs its 4 KiB header only, 1 MiB leaves room.
 _WORKSPACE_BYTES = {"cuda": 128 << 20, "cpu": 1 << 20}
-_cuda_workspaces = {}  # device index -> workspace; never freed (captured CUDA graphs point into it)
+_cuda_workspaces = {}  # device index -> workspace
+_retired = []  # workspaces replaced by larger ones: never freed (captured CUDA graphs point into them)
 _cuda_workspaces_lock = threading.Lock()
 _local = threading.local()  # per thread: a CPU workspace; the block tables of the forward pass in progress
 
 
-def workspace_for(device):
+def workspace_for(device, at_least=0):
     """The zeroed workspace reused by every call on `device`: one per GPU, one per thread on the
-    CPU. Continuous batching runs one generation loop per model, its calls ordered on one stream;
-    two generation loops running at the same time on one GPU would share the GPU's workspace,
-    which the library does not allow (docs/transformers.md)."""
+    CPU, at least `at_least` bytes (a larger one replaces it for good). Continuous batching runs
+    one generation loop per model, its calls ordered on one stream; two generation loops running
+    at the same time on one GPU would share the GPU's workspace, which the library does not allow
+    (docs/transformers.md)."""
     device = torch.device(device)
     if device.type != "cuda":
         buffer = getattr(_local, "cpu_workspace", None)
-        if buffer is None or buffer.device != device:
-            buffer = _local.cpu_workspace = torch.zeros(_WORKSPACE_BYTES["cpu"], dtype=torch.uint8, device=device)
+        if buffer is None or buffer.device != device or buffer.numel() < at_least:
+            size = max(_WORKSPACE_BYTES["cpu"], at_least)
+            buffer = _local.cpu_workspace = torch.zeros(size, dtype=torch.uint8, device=device)
         return buffer
     index = device.index if device.index is not None else torch.cuda.current_device()
     buffer = _cuda_workspaces.get(index)
-    if buffer is None:
+    if buffer is None or buffer.numel() < at_least:
         with _cuda_workspaces_lock:
             buffer = _cuda_workspaces.get(index)
-            if buffer is None:
-                buffer = torch.zeros(_WORKSPACE_BYTES["cuda"], dtype=torch.uint8, device=torch.device("cuda", index))
+            if buffer is None or buffer.numel() < at_least:
+                if buffer is not None:
+                    _retired.append(buffer)
+                size = max(_WORKSPACE_BYTES["cuda"], at_least)
+                buffer = torch.zeros(size, dtype=torch.uint8, device=torch.device("cuda", index))
                 _cuda_workspaces[index] = buffer
     return buffer
 
@@ -258,11 +265,21 @@ def paged_attention_forward(
 
     # Rows of padding tokens (CUDA-graph batches) belong to no request and are never written.
     out = torch.zeros((num_tokens, num_qo_heads, head_dim), dtype=q.dtype, device=q.device)
-    ctxattn.trtllm_batch_context_with_kv_cache(
-        q, kv_cache, workspace_for(q.device), block_tables, seq_lens, max_q_len, max_kv_len,
-        float(scaling), 1.0, batch_size, cu_q, cu_k,
-        window_left=window - 1 if sliding else -1, out=out, kv_layout="NHD", sinks=_sinks(module, kwargs),
-    )
+    call_args = (q, kv_cache, workspace_for(q.device), block_tables, seq_lens, max_q_len, max_kv_len,
+                 float(scaling), 1.0, batch_size, cu_q, cu_k)
+    call_kwargs = dict(window_left=window - 1 if sliding else -1, out=out, kv_layout="NHD",
+                       sinks=_sinks(module, kwargs))
+    try:
+        ctxattn.trtllm_batch_context_with_kv_cache(*call_args, **call_kwargs)
+    except ValueError as error:
+        # A batch of many requests over long KV needs more than the default workspace (split-KV
+        # partials): grow it once to what the library asks for, and run the call again. The
+        # refused call launched nothing.
+        if "workspace_buffer" not in str(error):
+            raise
+        need = ctxattn.workspace_size(*call_args, **call_kwargs)
+        call_args = call_args[:2] + (workspace_for(q.device, at_least=need),) + call_args[3:]
+        ctxattn.trtllm_batch_context_with_kv_cache(*call_args, **call_kwargs)
     return out.unsqueeze(0), None
 
 
