@@ -39,6 +39,21 @@ int64_t extent(std::initializer_list<std::pair<int64_t, int64_t>> dims, int64_t 
   return off > kMaxElements ? -1 : static_cast<int64_t>(off);
 }
 
+// Enum fields receive out-of-range codes on purpose (the library must reject them). Loading such
+// a value through the enum type is undefined behaviour in C++, so this harness writes and reads
+// those fields as the int they hold.
+template <typename E>
+void set_code(E* field, int code) {
+  static_assert(sizeof(E) == sizeof(int), "C enums are int-sized here");
+  std::memcpy(field, &code, sizeof(int));
+}
+template <typename E>
+int code_of(const E& field) {
+  int code;
+  std::memcpy(&code, &field, sizeof(int));
+  return code;
+}
+
 int64_t element_size(int dtype) { return dtype == CTXATTN_DTYPE_FLOAT8_E4M3 || dtype == CTXATTN_DTYPE_NVFP4 ? 1 : 2; }
 
 int64_t stride_for(FuzzedDataProvider& f, int64_t dense, bool plausible) {
@@ -118,9 +133,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   ctxattn_args_t a;
   ctxattn_args_init(&a);
-  a.backend = draw.value(static_cast<ctxattn_backend_t>(pick<int>(f, {0, 1, 2})),
-                   static_cast<ctxattn_backend_t>(pick<int>(f, {0, 0, 1, 2, 3, 7})));
-  a.device_type = draw.value(CTXATTN_DEVICE_CPU, static_cast<ctxattn_device_type_t>(pick<int>(f, {0, 1, 5})));
+  set_code(&a.backend, draw.value<int>(pick<int>(f, {0, 1, 2}), pick<int>(f, {0, 0, 1, 2, 3, 7})));
+  set_code(&a.device_type, draw.value<int>(CTXATTN_DEVICE_CPU, pick<int>(f, {0, 1, 5})));
   a.num_tokens = draw.value<int64_t>(T0 + f.ConsumeIntegralInRange<int>(0, 2), f.ConsumeIntegralInRange<int64_t>(-1, 48));
   a.num_qo_heads = draw.value<int32_t>(Hkv0 * G0, f.ConsumeIntegralInRange<int32_t>(-1, 10));
   a.num_kv_heads = draw.value<int32_t>(Hkv0, f.ConsumeIntegralInRange<int32_t>(-1, 5));
@@ -131,14 +145,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   a.max_pages_per_seq = draw.value<int32_t>(max_pages0, f.ConsumeIntegralInRange<int32_t>(-1, 10));
   a.max_q_len = draw.value<int32_t>(max_q0, f.ConsumeIntegralInRange<int32_t>(-1, 48));
   a.max_kv_len = draw.value<int32_t>(max_kv0, f.ConsumeIntegralInRange<int32_t>(-1, 80));
-  const auto any_dtype = [&] { return static_cast<ctxattn_dtype_t>(f.ConsumeIntegralInRange<int>(0, 7)); };
-  a.query_dtype = draw.value(static_cast<ctxattn_dtype_t>(pick<int>(f, {0, 1, 2})), any_dtype());
-  a.kv_dtype = draw.value(f.ConsumeBool() ? a.query_dtype : CTXATTN_DTYPE_FLOAT8_E4M3, any_dtype());
+  const auto any_dtype = [&] { return f.ConsumeIntegralInRange<int>(0, 7); };
+  const int query_dtype = draw.value<int>(pick<int>(f, {0, 1, 2}), any_dtype());
+  const int kv_dtype = draw.value<int>(f.ConsumeBool() ? query_dtype : CTXATTN_DTYPE_FLOAT8_E4M3, any_dtype());
   const bool nvfp4_ok = a.head_dim % 16 == 0;
-  a.out_dtype = draw.value(static_cast<ctxattn_dtype_t>(pick<int>(f, {0, 1, 2, nvfp4_ok ? 3 : 1})), any_dtype());
-  a.kv_layout = draw.value(static_cast<ctxattn_kv_layout_t>(pick<int>(f, {0, 1})),
-                     static_cast<ctxattn_kv_layout_t>(pick<int>(f, {0, 1, 2})));
-  a.seq_lens_dtype = draw.value(static_cast<ctxattn_dtype_t>(pick<int>(f, {5, 6})), static_cast<ctxattn_dtype_t>(pick<int>(f, {5, 6, 4})));
+  const int out_dtype = draw.value<int>(pick<int>(f, {0, 1, 2, nvfp4_ok ? 3 : 1}), any_dtype());
+  set_code(&a.query_dtype, query_dtype);
+  set_code(&a.kv_dtype, kv_dtype);
+  set_code(&a.out_dtype, out_dtype);
+  set_code(&a.kv_layout, draw.value<int>(pick<int>(f, {0, 1}), pick<int>(f, {0, 1, 2})));
+  set_code(&a.seq_lens_dtype, draw.value<int>(pick<int>(f, {5, 6}), pick<int>(f, {5, 6, 4})));
   a.causal = draw.value<int32_t>(pick<int32_t>(f, {1, 1, 0}), pick<int32_t>(f, {1, 0, 2}));
   a.window_left = draw.value<int32_t>(a.causal == 1 && f.ConsumeBool() ? f.ConsumeIntegralInRange<int32_t>(0, 20) : -1,
                                 f.ConsumeIntegralInRange<int32_t>(-2, 20));
@@ -155,7 +171,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int64_t N = a.page_size, P = a.num_pages, B = a.batch_size, M = a.max_pages_per_seq;
   a.query_stride_head = stride_for(f, D, plausible);
   a.query_stride_token = stride_for(f, Hq * D, plausible);
-  const bool hnd = a.kv_layout == CTXATTN_KV_LAYOUT_HND;
+  const bool hnd = code_of(a.kv_layout) == CTXATTN_KV_LAYOUT_HND;
   const int64_t dense1 = hnd ? N * D : Hkv * D, dense2 = D;
   for (int kv = 0; kv < 2; ++kv) {
     int64_t* s = kv ? a.v_strides : a.k_strides;
@@ -163,7 +179,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     s[1] = stride_for(f, dense1, plausible);
     s[0] = stride_for(f, Hkv * N * D * (kv == 0 && f.ConsumeBool() ? 2 : 1), plausible);
   }
-  const int64_t out_row = a.out_dtype == CTXATTN_DTYPE_NVFP4 ? D / 2 : D;
+  const int64_t out_row = out_dtype == CTXATTN_DTYPE_NVFP4 ? D / 2 : D;
   a.out_stride_head = stride_for(f, out_row, plausible);
   a.out_stride_token = stride_for(f, Hq * out_row, plausible);
   a.block_tables_stride = stride_for(f, M, plausible);
@@ -188,9 +204,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int64_t sf_need = sf_rows * sf_cols <= kMaxElements ? sf_rows * sf_cols : 16;
   const int64_t scale_bytes = draw.value<int64_t>(sf_need, pick<int64_t>(f, {512, 16, 0}));
   if (can_run) {
-    a.query = q.make(q_n * element_size(a.query_dtype), f, !plausible);
-    a.k_cache = k.make(k_n * element_size(a.kv_dtype), f, !plausible);
-    a.v_cache = shared_kv ? a.k_cache : v.make(v_n * element_size(a.kv_dtype), f, !plausible);
+    a.query = q.make(q_n * element_size(query_dtype), f, !plausible);
+    a.k_cache = k.make(k_n * element_size(kv_dtype), f, !plausible);
+    a.v_cache = shared_kv ? a.k_cache : v.make(v_n * element_size(kv_dtype), f, !plausible);
     if (shared_kv) std::memcpy(a.v_strides, a.k_strides, sizeof(a.k_strides));
     // Metadata: in a plausible input, permuted pages and exact lengths with at most one lie;
     // otherwise random. The CPU backend must reject every lie, never follow it.
@@ -232,7 +248,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     a.cum_seq_lens_q = cu;
     a.cum_seq_lens_kv = static_cast<const int32_t*>(ckv.make(B >= 0 ? (B + 1) * 4 : 4, f, !plausible));
-    a.out = out.make(o_n * element_size(a.out_dtype), f, !plausible);
+    a.out = out.make(o_n * element_size(out_dtype), f, !plausible);
     a.out_scale = scale.make(scale_bytes, f, !plausible);
     a.out_scale_size_bytes = scale_bytes;
     a.lse = f.ConsumeBool() ? static_cast<float*>(lse.make(l_n * 4, f, false)) : nullptr;
