@@ -408,7 +408,10 @@ def trtllm_batch_context_with_kv_cache(
         bmm2_scale, batch_size, cum_seq_lens_q, cum_seq_lens_kv, window_left, out, out_dtype, o_sf_scale,
         o_sf_vec_size, kv_layout, enable_pdl, sinks, causal, lse, return_lse,
     )
-    torch.ops.ctxattn.batch_context_with_kv_cache(*op_args)
+    if type(query) is torch.Tensor and not torch.compiler.is_compiling() and query.device.type != "meta":
+        _op.run_now(*op_args)  # eager on plain tensors: the op's work without the dispatcher
+    else:
+        torch.ops.ctxattn.batch_context_with_kv_cache(*op_args)
     return returned
 
 
