@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -339,6 +340,10 @@ Status validate_execution(const ctxattn_args_t& a) {
   }
   if (a.workspace_size > 0 && a.workspace == nullptr) {
     return invalid("workspace_buffer: expected a data pointer, got NULL");
+  }
+  // The GPU backends keep 8-byte counters and 16-byte vectors of fp32 partials in it.
+  if ((reinterpret_cast<uintptr_t>(a.workspace) & 15u) != 0) {
+    return invalid(cat("workspace_buffer: expected a 16-byte aligned data pointer, got ", a.workspace));
   }
   return Status::Ok();
 }

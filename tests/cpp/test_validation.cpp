@@ -247,6 +247,12 @@ const Rule kRules[] = {
     {"CheckMetadataFlag", [](SmallProblem& p) { p.args.check_metadata = 3; }, kInvalid, "check_metadata"},
     {"WorkspaceTooSmall", [](SmallProblem& p) { p.args.workspace_size = 64; }, kInvalid, "workspace_buffer"},
     {"NullWorkspace", [](SmallProblem& p) { p.args.workspace = nullptr; }, kInvalid, "workspace_buffer"},
+    {"MisalignedWorkspace",
+     [](SmallProblem& p) {
+       p.args.workspace = p.workspace.data() + 8;
+       p.args.workspace_size = p.workspace.size() - 8;
+     },
+     kInvalid, "workspace_buffer"},
     {"NegativeCudaDevice",
      [](SmallProblem& p) {
        p.args.device_type = CTXATTN_DEVICE_CUDA;
