@@ -84,6 +84,8 @@ CASES = [
      replace(workspace_buffer=lambda c: c.workspace_buffer[::2])),
     ("workspace-too-small", ValueError, "workspace_buffer",
      replace(workspace_buffer=lambda c: c.workspace_buffer[:64])),
+    ("workspace-misaligned", ValueError, "workspace_buffer",
+     replace(workspace_buffer=lambda c: c.workspace_buffer[8:])),
     ("block-tables-int64", TypeError, "block_tables", replace(block_tables=lambda c: c.block_tables.long())),
     ("block-tables-1d", ValueError, "block_tables", replace(block_tables=lambda c: c.block_tables[0])),
     ("block-tables-rows", ValueError, "block_tables", replace(block_tables=lambda c: c.block_tables[:1])),
