@@ -2,7 +2,7 @@
 // its TMA loads read, and the dispatch to the instantiation of (element type, head dim). Host
 // code only; the kernels live in sm90/inst/ (compiled for sm_90a alone).
 //
-// Served: fp16 / bf16 Q with K/V of the same type, head dims 64, 128, 256, page sizes of 8 and
+// Served: fp16 / bf16 Q with K/V of the same type or e4m3, head dims 64, 128, 256, page sizes of 8 and
 // more, every mask, sink, scale, LSE and output kind of the SPEC; K/V and Q with 16-byte aligned
 // data and strides. Everything else is answered UNSUPPORTED with the reason, and AUTO then runs
 // the portable backend (core/dispatch.cpp).
@@ -27,9 +27,9 @@ Status unsupported(const std::string& message) { return Status::Error(CTXATTN_ST
 #if defined(CTXATTN_WITH_SM90)
 
 bool aligned16(const void* ptr) { return (reinterpret_cast<uintptr_t>(ptr) & 15u) == 0; }
-bool stride_ok(int64_t stride_elems) {
-  // TMA strides: multiples of 16 bytes below 2^40 (bf16 / fp16 elements).
-  const int64_t bytes = stride_elems * 2;
+bool stride_ok(int64_t stride_elems, int64_t elem_bytes) {
+  // TMA strides: multiples of 16 bytes below 2^40.
+  const int64_t bytes = stride_elems * elem_bytes;
   return bytes > 0 && bytes % 16 == 0 && bytes < (int64_t{1} << 40);
 }
 bool row_stride_ok(int64_t extent, int64_t stride_elems, int64_t bytes_per_elem) {
@@ -59,22 +59,27 @@ Status encode_fn(EncodeTiled* fn) {
   return Status::Ok();
 }
 
-// The pool (K or V) as a 4-D tensor (d, slot, KV head, page), boxes of 64 columns x one page
-// piece, 128-byte swizzle; coordinates past any extent read as zeros.
+// The pool (K or V) as a 4-D tensor (d, slot, KV head, page); coordinates past any extent read
+// as zeros. 16-bit KV: boxes of 64 columns x one page piece, 128-byte swizzle. e4m3 KV: boxes of
+// whole rows (D bytes) x one page piece, no swizzle (the raw tile the wideners read).
 Status make_pool_map(const Params& p, const void* base, int64_t stride_page, int64_t stride_head,
                      int64_t stride_token, int block_n, CUtensorMap* map) {
   EncodeTiled encode = nullptr;
   CTXATTN_RETURN_IF_ERROR(encode_fn(&encode));
+  const bool fp8 = p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3;
+  const int64_t elem = fp8 ? 1 : 2;
   const cuuint64_t dims[4] = {static_cast<cuuint64_t>(p.head_dim), static_cast<cuuint64_t>(p.page_size),
                               static_cast<cuuint64_t>(p.num_kv_heads), static_cast<cuuint64_t>(p.num_pages)};
-  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(stride_token * 2), static_cast<cuuint64_t>(stride_head * 2),
-                                 static_cast<cuuint64_t>(stride_page * 2)};
-  const cuuint32_t box[4] = {64, static_cast<cuuint32_t>(p.page_size < block_n ? p.page_size : block_n), 1, 1};
+  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(stride_token * elem), static_cast<cuuint64_t>(stride_head * elem),
+                                 static_cast<cuuint64_t>(stride_page * elem)};
+  const cuuint32_t rows = static_cast<cuuint32_t>(p.page_size < block_n ? p.page_size : block_n);
+  const cuuint32_t box[4] = {static_cast<cuuint32_t>(fp8 ? p.head_dim : 64), rows, 1, 1};
   const cuuint32_t element_strides[4] = {1, 1, 1, 1};
-  const CUtensorMapDataType type =
-      p.kv_dtype == CTXATTN_DTYPE_BFLOAT16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  const CUtensorMapDataType type = fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                   : p.kv_dtype == CTXATTN_DTYPE_BFLOAT16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                                          : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   const CUresult r = encode(map, type, 4, const_cast<void*>(base), dims, strides, box, element_strides,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, fp8 ? CU_TENSOR_MAP_SWIZZLE_NONE : CU_TENSOR_MAP_SWIZZLE_128B,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     return unsupported("kv_cache: the sm90 backend could not describe the KV pool to TMA (cuTensorMapEncodeTiled "
@@ -91,12 +96,12 @@ int block_n_for(int head_dim) {
   }
 }
 
-template <sm90::Elem kElem>
+template <sm90::Elem kElem, bool kKvFp8>
 Status run_elem(const Params& p, const sm90::LaunchEnv& env, const CUtensorMap& k, const CUtensorMap& v) {
   switch (p.head_dim) {
-    case 64: return sm90::run_attention<kElem, 64>(p, env, k, v);
-    case 128: return sm90::run_attention<kElem, 128>(p, env, k, v);
-    case 256: return sm90::run_attention<kElem, 256>(p, env, k, v);
+    case 64: return sm90::run_attention<kElem, 64, kKvFp8>(p, env, k, v);
+    case 128: return sm90::run_attention<kElem, 128, kKvFp8>(p, env, k, v);
+    case 256: return sm90::run_attention<kElem, 256, kKvFp8>(p, env, k, v);
     default: break;
   }
   return unsupported("head_dim: the sm90 backend implements head dims 64, 128 and 256, got " +
@@ -144,16 +149,19 @@ Status cuda_sm90_supports(const Params& p) {
                        std::to_string(p.head_dim));
   }
   const bool q16 = p.q_dtype == CTXATTN_DTYPE_FLOAT16 || p.q_dtype == CTXATTN_DTYPE_BFLOAT16;
-  if (!q16 || p.kv_dtype != p.q_dtype) {
-    return unsupported("kv_cache: the sm90 backend implements fp16 and bf16 query and KV of the same dtype");
+  const bool kv_fp8 = p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3;
+  if (!q16 || (p.kv_dtype != p.q_dtype && !kv_fp8)) {
+    return unsupported("kv_cache: the sm90 backend implements fp16 and bf16 queries over KV of the same dtype or "
+                       "e4m3");
   }
   if (p.page_size < 8) {
     return unsupported("page_size: the sm90 backend reads pages of 8 tokens or more by TMA, got " +
                        std::to_string(p.page_size));
   }
-  if (!aligned16(p.k) || !aligned16(p.v) || !stride_ok(p.k_stride_page) || !stride_ok(p.k_stride_head) ||
-      !stride_ok(p.k_stride_token) || !stride_ok(p.v_stride_page) || !stride_ok(p.v_stride_head) ||
-      !stride_ok(p.v_stride_token)) {
+  const int64_t kvb = kv_fp8 ? 1 : 2;
+  if (!aligned16(p.k) || !aligned16(p.v) || !stride_ok(p.k_stride_page, kvb) || !stride_ok(p.k_stride_head, kvb) ||
+      !stride_ok(p.k_stride_token, kvb) || !stride_ok(p.v_stride_page, kvb) || !stride_ok(p.v_stride_head, kvb) ||
+      !stride_ok(p.v_stride_token, kvb)) {
     return unsupported("kv_cache: the sm90 backend needs K and V data pointers and page / head / token strides that "
                        "are positive multiples of 16 bytes");
   }
@@ -197,8 +205,13 @@ Status cuda_sm90_run(const Params& p) {
   int sms = 0;
   CTXATTN_RETURN_IF_ERROR(cuda_sm_count(p.device_index, &sms));
   const sm90::LaunchEnv env{static_cast<cudaStream_t>(p.stream), p.device_index, p.enable_pdl, sms};
-  return p.q_dtype == CTXATTN_DTYPE_BFLOAT16 ? run_elem<sm90::Elem::kBFloat16>(p, env, map_k, map_v)
-                                             : run_elem<sm90::Elem::kFloat16>(p, env, map_k, map_v);
+  const bool bf16 = p.q_dtype == CTXATTN_DTYPE_BFLOAT16;
+  if (p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) {
+    return bf16 ? run_elem<sm90::Elem::kBFloat16, true>(p, env, map_k, map_v)
+                : run_elem<sm90::Elem::kFloat16, true>(p, env, map_k, map_v);
+  }
+  return bf16 ? run_elem<sm90::Elem::kBFloat16, false>(p, env, map_k, map_v)
+              : run_elem<sm90::Elem::kFloat16, false>(p, env, map_k, map_v);
 #endif
 }
 

@@ -39,7 +39,7 @@ namespace sm90 {
 // tile ahead. `state` and `tail_phase` carry across the CTA's work tiles.
 template <typename T, class Tr>
 __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, const KeyBand& band, char* smem,
-                                             const Barriers<Tr::kStages>& bars, const KvProducer<Tr>& kv, PipeState& state,
+                                             const Barriers<Tr::kStages, Tr::kKvFp8>& bars, const KvProducer<Tr>& kv, PipeState& state,
                                              uint32_t& tail_phase, int lane) {
   int n_min, n;
   w.key_tiles<Tr::kBlockN>(band, &n_min, &n);
@@ -47,14 +47,59 @@ __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, con
   int32_t page = kv.page_of(p, w, n);
   for (; n >= n_min; --n) {
     const int32_t next_page = n > n_min ? kv.page_of(p, w, n - 1) : 0;
-    // A fresh barrier completes its phase "before 0", so the first wait on parity 1 passes.
-    wait_barrier(bars.empty_k(state.stage), state.phase ^ 1u);
-    kv.load_k(p, w, smem + Tr::kSmemK + state.stage * Tr::kKvTileBytes, bars.full_k(state.stage), n, page, lane);
-    wait_barrier(bars.empty_v(state.stage), state.phase ^ 1u);
-    kv.load_v(p, w, smem + Tr::kSmemV + state.stage * Tr::kKvTileBytes, bars.full_v(state.stage), bars.v_tail(),
-              tail_phase, n, page, lane);
-    state.advance(Tr::kStages);
+    if constexpr (Tr::kKvFp8) {
+      // Into the single raw K and V tiles, once the wideners have read the previous ones
+      // (`state` counts raw tiles here: one stage).
+      wait_barrier(bars.raw_empty_k(), state.phase ^ 1u);
+      kv.load_k(p, w, smem + Tr::kSmemRawK, bars.raw_full_k(), n, page, lane);
+      wait_barrier(bars.raw_empty_v(), state.phase ^ 1u);
+      kv.load_v(p, w, smem + Tr::kSmemRawV, bars.raw_full_v(), bars.v_tail(), tail_phase, n, page, lane);
+      state.advance(1);
+    } else {
+      // A fresh barrier completes its phase "before 0", so the first wait on parity 1 passes.
+      wait_barrier(bars.empty_k(state.stage), state.phase ^ 1u);
+      kv.load_k(p, w, smem + Tr::kSmemK + state.stage * Tr::kKvTileBytes, bars.full_k(state.stage), n, page, lane);
+      wait_barrier(bars.empty_v(state.stage), state.phase ^ 1u);
+      kv.load_v(p, w, smem + Tr::kSmemV + state.stage * Tr::kKvTileBytes, bars.full_v(state.stage), bars.v_tail(),
+                tail_phase, n, page, lane);
+      state.advance(Tr::kStages);
+    }
     page = next_page;
+  }
+}
+
+// e4m3 KV: the widener warps over one work tile, in the producer's tile order: each raw K / V
+// tile into the next 16-bit stage. `state` (16-bit stages) and `raw` carry across work tiles.
+template <typename T, class Tr>
+__device__ __forceinline__ void widen_tile(const Work& w, const KeyBand& band, char* smem,
+                                           const Barriers<Tr::kStages, Tr::kKvFp8>& bars, PipeState& state,
+                                           PipeState& raw, int u) {
+  int n_min, n;
+  w.key_tiles<Tr::kBlockN>(band, &n_min, &n);
+  for (; n >= n_min; --n) {
+    const int64_t left = static_cast<int64_t>(w.kv_len) - static_cast<int64_t>(n) * Tr::kBlockN;
+    const int valid_rows = left < Tr::kBlockN ? static_cast<int>(left) : Tr::kBlockN;
+    wait_barrier(bars.raw_full_k(), raw.phase);
+    wait_barrier(bars.empty_k(state.stage), state.phase ^ 1u);
+    // K rows past kv_len are masked to -inf whatever they hold.
+    KvWidener<T, Tr>::widen(smem + Tr::kSmemRawK, smem + Tr::kSmemK + state.stage * Tr::kKvTileBytes, Tr::kBlockN, u);
+    cutlass::arch::fence_view_async_shared();  // read by WGMMA (async proxy)
+    __syncwarp();
+    if (u % 32 == 0) {
+      arrive_barrier(bars.full_k(state.stage));
+      arrive_barrier(bars.raw_empty_k());
+    }
+    wait_barrier(bars.raw_full_v(), raw.phase);
+    wait_barrier(bars.empty_v(state.stage), state.phase ^ 1u);
+    KvWidener<T, Tr>::widen(smem + Tr::kSmemRawV, smem + Tr::kSmemV + state.stage * Tr::kKvTileBytes, valid_rows, u);
+    cutlass::arch::fence_view_async_shared();
+    __syncwarp();
+    if (u % 32 == 0) {
+      arrive_barrier(bars.full_v(state.stage));
+      arrive_barrier(bars.raw_empty_v());
+    }
+    state.advance(Tr::kStages);
+    raw.advance(1);
   }
 }
 
@@ -73,7 +118,7 @@ __device__ __forceinline__ void thread_rows(const Params& p, const Work& w, int 
 // work items.
 template <typename T, class Tr, bool kSplit>
 __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& plan, int linear, char* smem,
-                                             uint32_t smem_base, const Barriers<Tr::kStages>& bars, int* last_flag,
+                                             uint32_t smem_base, const Barriers<Tr::kStages, Tr::kKvFp8>& bars, int* last_flag,
                                              int consumer_index, int t, PipeState& k_state, PipeState& v_state) {
   using Mma = WarpgroupMma<T, Tr>;
   constexpr int kSRegs = Mma::kSRegs;
@@ -213,7 +258,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t pad = (1024u - (raw_base & 1023u)) & 1023u;
   char* smem = reinterpret_cast<char*>(smem_raw) + pad;
   const uint32_t smem_base = raw_base + pad;
-  const Barriers<Tr::kStages> bars{reinterpret_cast<uint64_t*>(smem + Tr::kSmemBarriers)};
+  const Barriers<Tr::kStages, Tr::kKvFp8> bars{reinterpret_cast<uint64_t*>(smem + Tr::kSmemBarriers)};
   __shared__ int last_flag[kConsumerWarpgroups];  // a split piece's warpgroup arrived last
 
   const int tid = static_cast<int>(threadIdx.x);
@@ -230,7 +275,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // carry from one tile to the next, and the producer runs ahead into a CTA's next tile while
   // the consumers finish the last. (The launch gives one CTA a tile today: see run.cuh.)
   if (warpgroup == 0) {
-    cutlass::arch::warpgroup_reg_dealloc<kProducerRegisters>();
+    cutlass::arch::warpgroup_reg_dealloc<Tr::kProducerRegs>();
     if (tid / 32 == 0) {
       const int lane = tid % 32;
       const KvProducer<Tr> kv(p, &map_k, &map_v, lane);
@@ -241,9 +286,17 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (w.empty()) continue;
         produce_tile<T, Tr>(p, w, w.band<Tr::kBlockM>(p), smem, bars, kv, state, tail_phase, lane);
       }
+    } else if constexpr (Tr::kKvFp8) {
+      const int u = tid - 32;  // widener thread index
+      PipeState state, raw;
+      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+        const Work w = Work::make<Tr::kBlockM, kSplit>(p, plan, tile);
+        if (w.empty()) continue;
+        widen_tile<T, Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u);
+      }
     }
   } else {
-    cutlass::arch::warpgroup_reg_alloc<kConsumerRegisters>();
+    cutlass::arch::warpgroup_reg_alloc<Tr::kConsumerRegs>();
     const int consumer_index = warpgroup - 1;
     const int t = tid % kWarpgroupThreads;
     PipeState k_state, v_state;

@@ -23,8 +23,10 @@ struct LaunchEnv {
 };
 
 // Launches the kernel for a validated call; map_k / map_v: tensor maps over the K and V pools
-// (d, slot, KV head, page) with boxes of 64 x min(page_size, kBlockN) x 1 x 1, 128-byte swizzle.
-template <Elem kElem, int kHeadDim>
+// (d, slot, KV head, page) with boxes of 64 x min(page_size, kBlockN) x 1 x 1, 128-byte swizzle
+// (16-bit KV), or D x min(page_size, kBlockN) x 1 x 1 bytes without swizzle (kKvFp8: e4m3 KV
+// under a 16-bit query of type kElem).
+template <Elem kElem, int kHeadDim, bool kKvFp8>
 Status run_attention(const Params& p, const LaunchEnv& env, const CUtensorMap& map_k, const CUtensorMap& map_v);
 
 }  // namespace sm90

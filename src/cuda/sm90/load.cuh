@@ -3,12 +3,22 @@
 //               from tensor maps over the whole pool (coordinates: d, slot, KV head, page), so a
 //               page of any power-of-two size >= 8 tokens is read in place. A page id outside the
 //               pool is out of the tensor's bounds: TMA fills zeros and reads nothing.
+//               With e4m3 KV the boxes land in a raw byte tile (one box per page piece, all D
+//               bytes of a row), which KvWidener turns into the 16-bit stage.
+//   KvWidener   e4m3 KV: the producer warpgroup's other warps widen each raw tile into the
+//               swizzled 16-bit layout (exactly: e4m3 values are fp16 and bf16 values), zeroing
+//               V rows past kv_len.
 //   load_q      a consumer warpgroup's 64 packed rows of Q by cp.async (any G, any strides; rows
 //               past the request are zero), in the swizzled K-major layout WGMMA reads.
 #pragma once
 
 #include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <stdint.h>
+
+#include <type_traits>
 
 #include <cute/arch/copy_sm90_desc.hpp>
 #include <cute/arch/copy_sm90_tma.hpp>
@@ -33,6 +43,9 @@ struct KvProducer {
   // Every tile takes at most 32 boxes (kBlockN / 8 page pieces of 8+ tokens x D / 64 chunks, see
   // the static_assert), so lane j issues box j of every tile: piece j / kChunks, chunk j % kChunks.
   static_assert((Tr::kBlockN / 8) * Tr::kChunks <= 32, "one box per lane and tile at page size 8");
+  // e4m3: one box per page piece covering the whole row (D bytes), into the raw tile.
+  static constexpr int kBoxChunks = Tr::kKvFp8 ? 1 : Tr::kChunks;
+  static constexpr int kElemBytes = Tr::kKvFp8 ? 1 : 2;
   const CUtensorMap* map_k;
   const CUtensorMap* map_v;
   int rows_per_box;  // min(page_size, kBlockN)
@@ -47,8 +60,8 @@ struct KvProducer {
     log2_rows = p.log2_page_size < kLog2BlockN ? p.log2_page_size : kLog2BlockN;
     rows_per_box = 1 << log2_rows;
     boxes_per_tile = Tr::kBlockN >> log2_rows;
-    piece = lane / Tr::kChunks;
-    chunk = lane % Tr::kChunks;
+    piece = lane / kBoxChunks;
+    chunk = lane % kBoxChunks;
   }
 
   // Page pieces of tile n that hold keys below kv_len (at least one for a visited tile).
@@ -67,7 +80,7 @@ struct KvProducer {
   }
 
   __device__ uint32_t tile_bytes(int boxes) const {
-    return static_cast<uint32_t>(boxes) * rows_per_box * Tr::kHeadDim * 2;
+    return static_cast<uint32_t>(boxes) * rows_per_box * Tr::kHeadDim * kElemBytes;
   }
 
   // Issues this lane's box of tile n of one tensor into dst (a K or V stage), completing on bar,
@@ -79,8 +92,9 @@ struct KvProducer {
     if (piece < boxes) {
       const int64_t token = static_cast<int64_t>(n) * Tr::kBlockN + (piece << log2_rows);
       const int32_t slot = static_cast<int32_t>(token & (p.page_size - 1));
-      cute::SM90_TMA_LOAD_4D::copy(map, bar, static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_NORMAL),
-                                   dst + chunk * Tr::kKvChunkBytes + (piece << log2_rows) * kSwizzleBytes,
+      char* box = Tr::kKvFp8 ? dst + (piece << log2_rows) * Tr::kHeadDim
+                             : dst + chunk * Tr::kKvChunkBytes + (piece << log2_rows) * kSwizzleBytes;
+      cute::SM90_TMA_LOAD_4D::copy(map, bar, static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_NORMAL), box,
                                    chunk * kChunkCols, slot, w.kv_head, page);
     }
   }
@@ -96,6 +110,10 @@ struct KvProducer {
   __device__ void load_v(const Params& p, const Work& w, char* dst, uint64_t* full, uint64_t* tail, uint32_t& tail_phase,
                          int n, int32_t page, int lane) const {
     const int boxes = valid_boxes(w, n);
+    if constexpr (Tr::kKvFp8) {  // into the raw tile; the wideners zero the tail rows
+      issue(p, w, map_v, dst, full, n, boxes, page, lane);
+      return;
+    }
     const int64_t t0 = static_cast<int64_t>(n) * Tr::kBlockN;
     const int valid_rows = w.kv_len - t0 < Tr::kBlockN ? static_cast<int>(w.kv_len - t0) : Tr::kBlockN;
     if (valid_rows == Tr::kBlockN) {
@@ -114,6 +132,45 @@ struct KvProducer {
     cutlass::arch::fence_view_async_shared();  // the zeros are read by WGMMA (async proxy)
     __syncwarp();
     if (lane == 0) arrive_barrier(full);
+  }
+};
+
+// Two e4m3 values (low byte first) as two 16-bit values of T, packed: exact conversions.
+template <typename T>
+__device__ __forceinline__ uint32_t widen_e4m3x2(uint32_t two) {
+  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(two), __NV_E4M3);
+  if constexpr (std::is_same<T, __half>::value) {
+    return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
+  } else {
+    const float2 f = __half22float2(__half2(h));
+    const __nv_bfloat162 b = __float22bfloat162_rn(f);
+    return *reinterpret_cast<const uint32_t*>(&b);
+  }
+}
+
+// The widener warps (1 .. kWidenerWarps of the producer warpgroup): raw e4m3 tile -> 16-bit
+// swizzled stage. u: this thread's index among the wideners.
+template <typename T, class Tr>
+struct KvWidener {
+  static constexpr int kThreadsWidening = kWidenerWarps * 32;
+  static constexpr int kUnitsPerRow = Tr::kHeadDim / 16;  // 16 e4m3 values a unit
+
+  // Rows at and past valid_rows are written as zeros (V past kv_len: 0 * NaN would survive P = 0).
+  __device__ static void widen(const char* raw, char* stage, int valid_rows, int u) {
+    for (int idx = u; idx < Tr::kBlockN * kUnitsPerRow; idx += kThreadsWidening) {
+      const int row = idx / kUnitsPerRow;
+      const int col = (idx % kUnitsPerRow) * 16;
+      uint4 lo = make_uint4(0, 0, 0, 0), hi = make_uint4(0, 0, 0, 0);
+      if (row < valid_rows) {
+        const uint4 x = *reinterpret_cast<const uint4*>(raw + row * Tr::kHeadDim + col);
+        lo = make_uint4(widen_e4m3x2<T>(x.x & 0xffffu), widen_e4m3x2<T>(x.x >> 16), widen_e4m3x2<T>(x.y & 0xffffu),
+                        widen_e4m3x2<T>(x.y >> 16));
+        hi = make_uint4(widen_e4m3x2<T>(x.z & 0xffffu), widen_e4m3x2<T>(x.z >> 16), widen_e4m3x2<T>(x.w & 0xffffu),
+                        widen_e4m3x2<T>(x.w >> 16));
+      }
+      *reinterpret_cast<uint4*>(stage + swizzled_offset(row, col, Tr::kBlockN)) = lo;
+      *reinterpret_cast<uint4*>(stage + swizzled_offset(row, col + 8, Tr::kBlockN)) = hi;
+    }
   }
 };
 

@@ -29,8 +29,14 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) {
 
 constexpr int kConsumerWarps = kConsumerWarpgroups * kWarpgroupThreads / 32;
 
-// The 4 * kStages + 1 mbarriers of a CTA (traits.cuh reserves their shared memory).
-template <int kStages>
+// Warps of the producer warpgroup that widen e4m3 tiles (all but the TMA warp).
+constexpr int kWidenerWarps = kProducerWarpgroups * kWarpgroupThreads / 32 - 1;
+
+// The mbarriers of a CTA (traits.cuh reserves their shared memory): 4 * kStages + 1, and with
+// e4m3 KV four more. With kKvFp8 the 16-bit stages are filled by the widener warps (full_k /
+// full_v count one arrival per widener warp) from raw tiles that TMA fills (raw_full_*: one
+// arrival plus the bytes) and the wideners release (raw_empty_*: one arrival per widener warp).
+template <int kStages, bool kKvFp8 = false>
 struct Barriers {
   uint64_t* base;
   __device__ uint64_t* full_k(int s) const { return base + s; }
@@ -38,16 +44,27 @@ struct Barriers {
   __device__ uint64_t* empty_k(int s) const { return base + 2 * kStages + s; }
   __device__ uint64_t* empty_v(int s) const { return base + 3 * kStages + s; }
   __device__ uint64_t* v_tail() const { return base + 4 * kStages; }
+  __device__ uint64_t* raw_full_k() const { return base + 4 * kStages + 1; }
+  __device__ uint64_t* raw_full_v() const { return base + 4 * kStages + 2; }
+  __device__ uint64_t* raw_empty_k() const { return base + 4 * kStages + 3; }
+  __device__ uint64_t* raw_empty_v() const { return base + 4 * kStages + 4; }
 
   // One thread, before the roles split (followed by a CTA barrier).
   __device__ void init() const {
+    const int fills = kKvFp8 ? kWidenerWarps : 1;
     for (int s = 0; s < kStages; ++s) {
-      cutlass::arch::ClusterBarrier::init(full_k(s), 1);
-      cutlass::arch::ClusterBarrier::init(full_v(s), 1);
+      cutlass::arch::ClusterBarrier::init(full_k(s), fills);
+      cutlass::arch::ClusterBarrier::init(full_v(s), fills);
       cutlass::arch::ClusterBarrier::init(empty_k(s), kConsumerWarps);
       cutlass::arch::ClusterBarrier::init(empty_v(s), kConsumerWarps);
     }
     cutlass::arch::ClusterBarrier::init(v_tail(), 1);
+    if constexpr (kKvFp8) {
+      cutlass::arch::ClusterBarrier::init(raw_full_k(), 1);
+      cutlass::arch::ClusterBarrier::init(raw_full_v(), 1);
+      cutlass::arch::ClusterBarrier::init(raw_empty_k(), kWidenerWarps);
+      cutlass::arch::ClusterBarrier::init(raw_empty_v(), kWidenerWarps);
+    }
     cutlass::arch::fence_barrier_init();
   }
 };

@@ -22,9 +22,9 @@ struct ElemType<Elem::kBFloat16> {
   using type = __nv_bfloat16;
 };
 
-template <Elem kElem, int kHeadDim>
+template <Elem kElem, int kHeadDim, bool kKvFp8>
 Status run_attention(const Params& p, const LaunchEnv& env, const CUtensorMap& map_k, const CUtensorMap& map_v) {
-  using Tr = Traits<kHeadDim>;
+  using Tr = Traits<kHeadDim, kKvFp8>;
   using T = typename ElemType<kElem>::type;
   const SplitPlan plan = make_split_plan(p, env.sm_count, Tr::kBlockM, kConsumerWarpgroups, Tr::kSplitGroupFloats,
                                          kWorkspaceHeaderBytes);
@@ -52,10 +52,10 @@ Status run_attention(const Params& p, const LaunchEnv& env, const CUtensorMap& m
 }  // namespace ctxattn
 
 // One explicit instantiation; the files under inst/ hold nothing else.
-#define CTXATTN_SM90_INSTANTIATE(elem, head_dim)                                                        \
+#define CTXATTN_SM90_INSTANTIATE(elem, head_dim, kv_fp8)                                               \
   namespace ctxattn {                                                                                   \
   namespace sm90 {                                                                                      \
-  template Status run_attention<Elem::elem, head_dim>(const Params&, const LaunchEnv&, const CUtensorMap&, \
-                                                      const CUtensorMap&);                               \
+  template Status run_attention<Elem::elem, head_dim, kv_fp8>(const Params&, const LaunchEnv&,          \
+                                                              const CUtensorMap&, const CUtensorMap&);  \
   }                                                                                                     \
   }

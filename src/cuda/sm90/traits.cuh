@@ -25,10 +25,17 @@ constexpr int kChunkCols = kSwizzleBytes / 2;  // 16-bit elements per chunk row
 // 128 * 24 + 256 * 240 = 64512 of the 65536 registers of an SM.
 constexpr int kProducerRegisters = 24;
 constexpr int kConsumerRegisters = 240;
+// What each thread holds at launch (65536 / 384, rounded down to the allocation granule of 8):
+// setmaxnreg only moves registers within this allocation.
+constexpr int kLaunchRegisters = 168;
 
-template <int kHeadDim_>
+// kKvFp8: the KV cache holds e4m3 (under an fp16 / bf16 query). The producer loads each K / V
+// tile by TMA into a raw byte tile, and the producer warpgroup's other warps widen it into the
+// 16-bit stage the consumers read, so the consumers run exactly the 16-bit kernel.
+template <int kHeadDim_, bool kKvFp8_ = false>
 struct Traits {
   static constexpr int kHeadDim = kHeadDim_;
+  static constexpr bool kKvFp8 = kKvFp8_;
   static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256, "head dim: whole 128-byte chunks, at most 256 (WGMMA N)");
   static constexpr int kBlockM = kConsumerWarpgroups * kRowsPerWarpgroup;
   // Keys per tile: 128 while Q, two K and two V stages fit in 227 KB; D = 256 halves it.
@@ -42,6 +49,13 @@ struct Traits {
   // even at D = 128, so those keep the plain schedule (docs/perf-notes.md, sm90 v3).
   static constexpr bool kLazySchedule = kHeadDim == 256;
   static constexpr int kChunks = kHeadDim / kChunkCols;
+  // e4m3 KV: the producer warpgroup's warps 1-3 widen the raw tiles and need a few more
+  // registers. setmaxnreg moves registers inside the CTA's launch allocation (384 x 168 =
+  // 64512): 128 * 32 + 256 * 232 = 63488 fits; 240 for the consumers would wait forever.
+  static constexpr int kProducerRegs = kKvFp8 ? 32 : kProducerRegisters;
+  static constexpr int kConsumerRegs = kKvFp8 ? 232 : kConsumerRegisters;
+  static_assert(kWarpgroupThreads * (kProducerRegs + kConsumerWarpgroups * kConsumerRegs) <= kThreads * kLaunchRegisters,
+                "setmaxnreg redistributes the launch allocation only");
   // A split piece's partial per consumer warpgroup (cuda/common/split.cuh): O (D / 2 fp32 a
   // thread), a maximum and a denominator for each of a thread's two rows.
   static constexpr int kSplitGroupFloats = (kHeadDim / 2 + 2 * 2) * kWarpgroupThreads;
@@ -54,8 +68,13 @@ struct Traits {
   static constexpr int kSmemQ = 0;  // consumer warpgroup w's Q (then its output staging) at w * kQWarpgroupBytes
   static constexpr int kSmemK = kSmemQ + kConsumerWarpgroups * kQWarpgroupBytes;
   static constexpr int kSmemV = kSmemK + kStages * kKvTileBytes;
-  static constexpr int kSmemBarriers = kSmemV + kStages * kKvTileBytes;
-  static constexpr int kNumBarriers = 4 * kStages + 1;  // full/empty for K and V per stage, V tail
+  // e4m3 K and V as loaded: one raw tile each, [kBlockN][D] bytes, row-major (no swizzle).
+  static constexpr int kRawTileBytes = kKvFp8 ? kBlockN * kHeadDim : 0;
+  static constexpr int kSmemRawK = kSmemV + kStages * kKvTileBytes;
+  static constexpr int kSmemRawV = kSmemRawK + kRawTileBytes;
+  static constexpr int kSmemBarriers = kSmemRawV + kRawTileBytes;
+  // full/empty for K and V per stage, V tail, and (e4m3) full/empty for the raw K and V tiles.
+  static constexpr int kNumBarriers = 4 * kStages + 1 + (kKvFp8 ? 4 : 0);
   // +1024: the dynamic shared-memory base is only 16-byte aligned; the kernel rounds it up.
   static constexpr int kSmemBytes = kSmemBarriers + kNumBarriers * 8 + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "shared memory of one Hopper CTA");
