@@ -22,7 +22,7 @@ def main():
     q_lens, kv_lens = gb.WORKLOADS[name]
     p = gb.make_problem(q_lens, kv_lens, page)
     out = torch.empty_like(p["query"])
-    workspace = torch.zeros(16 << 20, dtype=torch.uint8, device="cuda")
+    workspace = torch.zeros(128 << 20, dtype=torch.uint8, device="cuda")  # docs/api.md "Workspace"
     box = [None]
     run_ctx = gb.ctxattn_call(p, out, workspace)
     run_fa2 = gb.fa2_call(p, box)

@@ -65,6 +65,7 @@ struct Shape {
   int head_dim;
   int page_size;
   bool fp8_nvfp4;  // e4m3 query and KV, nvfp4 output (scales in play); else bf16 throughout
+  bool long_kv = false;  // honest requests 0 and 6 over 9001 / 12016 keys: split-KV in play
 };
 
 // Every head dim and page size the backends build, with bf16; the nvfp4 output on a spread of page
@@ -77,18 +78,28 @@ std::vector<Shape> shapes() {
   for (int d : {64, 128, 256}) {
     for (int n : {1, 16, 128, 1024}) list.push_back({d, n, true});
   }
+  // Long KV: the calls can split (max_kv_len >= 8192), so lying lengths reach the split plan,
+  // the partial slots and the counters in the workspace.
+  list.push_back({64, 64, false, true});
+  list.push_back({128, 16, false, true});
+  list.push_back({256, 32, false, true});
+  list.push_back({128, 16, true, true});
   return list;
 }
 
 std::string describe(const Shape& s) {
   return "D=" + std::to_string(s.head_dim) + " N=" + std::to_string(s.page_size) +
-         (s.fp8_nvfp4 ? " e4m3->nvfp4" : " bf16");
+         (s.fp8_nvfp4 ? " e4m3->nvfp4" : " bf16") + (s.long_kv ? " long KV" : "");
 }
 
 ProblemSpec spec_for(const Shape& shape, uint64_t seed) {
   ProblemSpec s;
   s.q_lens = kQLens;
   s.kv_lens = kKvLens;
+  if (shape.long_kv) {
+    s.kv_lens[0] = 9001;
+    s.kv_lens[6] = 12016;
+  }
   s.num_qo_heads = 4;
   s.num_kv_heads = 2;
   s.head_dim = shape.head_dim;

@@ -133,8 +133,10 @@ TEST(CudaSplit, ShortChunksOverLongKvMatchTheReference) {
   for (const ProblemSpec& s : cases) check_split_case(s, 1);
 }
 
-// The same request alone and as the second of a mixed batch (the batch's own max_q_len /
-// max_kv_len differ from the request's): the request's out and LSE rows are bitwise equal.
+// The same request alone and inside a mixed batch (the batch's own max_q_len / max_kv_len differ
+// from the request's): the request's out and LSE rows are bitwise equal. Requests 1 and 2 are
+// split; request 0 is not, and runs alone in the kernel built without the split code (its
+// max_kv_len is under 8192) but in the batch in the one with it.
 TEST(CudaSplit, RequestOutputIsBitwiseTheSameAloneAndInABatch) {
   CTXATTN_REQUIRE_GPU();
   ProblemSpec s = split_spec();
@@ -151,8 +153,8 @@ TEST(CudaSplit, RequestOutputIsBitwiseTheSameAloneAndInABatch) {
   const std::vector<uint8_t> batch_out = pb.out;
   const std::vector<float> batch_lse = pb.lse;
 
-  // Request 1 alone: the metadata arrays viewed from its entry, its own maxima.
-  for (int request : {1, 2}) {
+  // Each request alone: the metadata arrays viewed from its entry, its own maxima.
+  for (int request : {0, 1, 2}) {
     SCOPED_TRACE("request " + std::to_string(request));
     pb.poison_outputs();
     ASSERT_TRUE(dev.upload(pb));

@@ -1,5 +1,7 @@
 // Device queries of the CUDA build: availability and compute capability. Host calls only; none
 // of them synchronises a stream.
+#include <atomic>
+
 #include "core/backends.h"
 #include "cuda/common/cuda_status.h"
 
@@ -32,7 +34,19 @@ Status cuda_device_arch(int device_index, int* arch) {
 }
 
 Status cuda_sm_count(int device_index, int* count) {
+  // Asked for by the support check, the workspace size and the launch of every call: cached per
+  // device (it cannot change while the process runs).
+  constexpr int kCached = 64;
+  static std::atomic<int> cache[kCached] = {};
+  if (device_index >= 0 && device_index < kCached) {
+    const int known = cache[device_index].load(std::memory_order_relaxed);
+    if (known > 0) {
+      *count = known;
+      return Status::Ok();
+    }
+  }
   CTXATTN_CUDA_TRY(cudaDeviceGetAttribute(count, cudaDevAttrMultiProcessorCount, device_index));
+  if (device_index >= 0 && device_index < kCached) cache[device_index].store(*count, std::memory_order_relaxed);
   return Status::Ok();
 }
 

@@ -80,10 +80,10 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm)
   float sink_log2[kRows];
   sink_logits(w, sink_log2);
   // A split piece leaves the sink to the merge, which adds it once.
-  float no_sink[kRows];
+  float start[kRows];
 #pragma unroll
-  for (int r = 0; r < kRows; ++r) no_sink[r] = w.split() ? -CUDART_INF_F : sink_log2[r];
-  OnlineSoftmax<kAtoms, kSBlocks, kOBlocks> softmax(no_sink);
+  for (int r = 0; r < kRows; ++r) start[r] = w.split() ? -CUDART_INF_F : sink_log2[r];
+  OnlineSoftmax<kAtoms, kSBlocks, kOBlocks> softmax(start);
 
   float o[kAtoms][kOBlocks][4];
 #pragma unroll
@@ -155,6 +155,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm)
     using Partial = SplitPartial<kAtoms * kOBlocks * 4, kRows, Tr::kThreads>;
     static_assert(Partial::kFloats == Tr::kSplitGroupFloats, "the host sizes the workspace from the traits");
     auto reg = [&](int i) -> float& { return o[i / (4 * kOBlocks)][(i / 4) % kOBlocks][i % 4]; };
+    float no_sink[kRows];
 #pragma unroll
     for (int r = 0; r < kRows; ++r) no_sink[r] = -CUDART_INF_F;
     softmax.finish(no_sink, l, lse);

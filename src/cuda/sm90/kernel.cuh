@@ -114,10 +114,10 @@ __device__ __forceinline__ void thread_rows(const Params& p, const Work& w, int 
   }
 }
 
-// One consumer warpgroup over work item `linear` (non-empty). k_state / v_state carry across
+// One consumer warpgroup over the work item w (non-empty). k_state / v_state carry across
 // work items.
 template <typename T, class Tr, bool kSplit>
-__device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& plan, int linear, char* smem,
+__device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& plan, const Work& w, char* smem,
                                              uint32_t smem_base, const Barriers<Tr::kStages, Tr::kKvFp8>& bars, int* last_flag,
                                              int consumer_index, int t, PipeState& k_state, PipeState& v_state) {
   using Mma = WarpgroupMma<T, Tr>;
@@ -126,7 +126,6 @@ __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& p
   constexpr int kPRegs = Mma::kPRegs;
   const int lane = t % 32;
   const int group = p.group_size;
-  const Work w = Work::make<Tr::kBlockM, kSplit>(p, plan, linear);
   const KeyBand band = w.band<Tr::kBlockM>(p);
 
   const float bmm1 = p.bmm1_scale_ptr != nullptr ? *p.bmm1_scale_ptr : p.bmm1_scale;
@@ -303,7 +302,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
       const Work w = Work::make<Tr::kBlockM, kSplit>(p, plan, tile);
       if (w.empty()) continue;
-      consume_tile<T, Tr, kSplit>(p, plan, tile, smem, smem_base, bars, last_flag, consumer_index, t, k_state, v_state);
+      consume_tile<T, Tr, kSplit>(p, plan, w, smem, smem_base, bars, last_flag, consumer_index, t, k_state, v_state);
     }
     pdl_allow_dependents();
   }
