@@ -86,6 +86,12 @@ std::map<std::string, ProblemSpec> workloads() {
     s.head_dim = 256;
     w["d256"] = s;
   }
+  // bf16 queries over an e4m3 cache (KV scale folded into bmm1 / bmm2 as the SPEC says).
+  for (const char* name : {"long_8k", "batch_1k", "d64", "d256"}) {
+    ProblemSpec s = w[name];
+    s.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+    w[std::string("kv8.") + name] = s;
+  }
   return w;
 }
 
