@@ -8,6 +8,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,52 @@ TEST(CudaSm90, E4m3KvUnderSixteenBitQueriesMatchesTheReference) {
     }
   }
   EXPECT_EQ(served, 18);
+}
+
+// Every one of the 256 e4m3 codes, widened on the Hopper kernel, comes out exactly: one query
+// over one key (P = 1, the output is bmm2_scale * V = V), V of KV head g holding codes
+// g * 128 + d: every finite code, subnormals included, keeps its value, and the NaN codes
+// 0x7f / 0xff stay NaN.
+TEST(CudaSm90, EveryE4m3CodeWidensExactly) {
+  if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
+  for (ctxattn_dtype_t q : {CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_FLOAT16}) {
+    ProblemSpec spec;
+    spec.q_lens = {1};
+    spec.kv_lens = {1};
+    spec.num_qo_heads = 2;
+    spec.num_kv_heads = 2;
+    spec.head_dim = 128;
+    spec.page_size = 16;
+    spec.q_dtype = q;
+    spec.out_dtype = q;
+    spec.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+    SCOPED_TRACE("q=" + std::to_string(q));
+    PagedProblem got(spec);
+    const int64_t page = got.block_tables[0];
+    for (int32_t g = 0; g < 2; ++g) {
+      for (int32_t d = 0; d < 128; ++d) {
+        got.v_cache[page * got.args.v_strides[0] + g * got.args.v_strides[1] + d] = static_cast<uint8_t>(g * 128 + d);
+      }
+    }
+    got.poison_outputs();
+    DeviceProblem dev(got);
+    ASSERT_TRUE(dev.ok());
+    dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
+    ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
+    ASSERT_TRUE(dev.download());
+    int exact = 0;
+    for (int32_t g = 0; g < 2; ++g) {
+      for (int32_t d = 0; d < 128; ++d) {
+        const float want = got.v(0, 0, g, d);
+        const float have = got.out_value(0, g, d);
+        // Zeros compare by value: the output is a sum (0 + -0 = +0), so it cannot show a zero's sign.
+        const bool same = std::isnan(want) ? std::isnan(have) : have == want;
+        EXPECT_TRUE(same) << "code 0x" << std::hex << g * 128 + d << std::dec << ": want " << want << ", got " << have;
+        exact += same;
+      }
+    }
+    EXPECT_EQ(exact, 256);
+  }
 }
 
 // AUTO takes the Hopper kernel for what it serves, and keeps short sliding windows on the
