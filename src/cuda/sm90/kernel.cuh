@@ -39,7 +39,7 @@ namespace sm90 {
 // tile ahead. `state` and `tail_phase` carry across the CTA's work tiles.
 template <typename T, class Tr>
 __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, const KeyBand& band, char* smem,
-                                             const Barriers<Tr::kStages, Tr::kKvFp8>& bars, const KvProducer<Tr>& kv, PipeState& state,
+                                             const Barriers<Tr::kStages, Tr::kKvFp8, Tr::kRawStages>& bars, const KvProducer<Tr>& kv, PipeState& state,
                                              uint32_t& tail_phase, int lane) {
   int n_min, n;
   w.key_tiles<Tr::kBlockN>(band, &n_min, &n);
@@ -48,13 +48,15 @@ __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, con
   for (; n >= n_min; --n) {
     const int32_t next_page = n > n_min ? kv.page_of(p, w, n - 1) : 0;
     if constexpr (Tr::kKvFp8) {
-      // Into the single raw K and V tiles, once the wideners have read the previous ones
-      // (`state` counts raw tiles here: one stage).
-      wait_barrier(bars.raw_empty_k(), state.phase ^ 1u);
-      kv.load_k(p, w, smem + Tr::kSmemRawK, bars.raw_full_k(), n, page, lane);
-      wait_barrier(bars.raw_empty_v(), state.phase ^ 1u);
-      kv.load_v(p, w, smem + Tr::kSmemRawV, bars.raw_full_v(), bars.v_tail(), tail_phase, n, page, lane);
-      state.advance(1);
+      // Into the next raw K and V stages, once the wideners have read what they held (`state`
+      // counts raw stages here).
+      const int r = state.stage;
+      wait_barrier(bars.raw_empty_k(r), state.phase ^ 1u);
+      kv.load_k(p, w, smem + Tr::kSmemRawK + r * Tr::kRawTileBytes, bars.raw_full_k(r), n, page, lane);
+      wait_barrier(bars.raw_empty_v(r), state.phase ^ 1u);
+      kv.load_v(p, w, smem + Tr::kSmemRawV + r * Tr::kRawTileBytes, bars.raw_full_v(r), bars.v_tail(), tail_phase, n,
+                page, lane);
+      state.advance(Tr::kRawStages);
     } else {
       // A fresh barrier completes its phase "before 0", so the first wait on parity 1 passes.
       wait_barrier(bars.empty_k(state.stage), state.phase ^ 1u);
@@ -72,34 +74,37 @@ __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, con
 // tile into the next 16-bit stage. `state` (16-bit stages) and `raw` carry across work tiles.
 template <typename T, class Tr>
 __device__ __forceinline__ void widen_tile(const Work& w, const KeyBand& band, char* smem,
-                                           const Barriers<Tr::kStages, Tr::kKvFp8>& bars, PipeState& state,
+                                           const Barriers<Tr::kStages, Tr::kKvFp8, Tr::kRawStages>& bars, PipeState& state,
                                            PipeState& raw, int u) {
   int n_min, n;
   w.key_tiles<Tr::kBlockN>(band, &n_min, &n);
   for (; n >= n_min; --n) {
     const int64_t left = static_cast<int64_t>(w.kv_len) - static_cast<int64_t>(n) * Tr::kBlockN;
     const int valid_rows = left < Tr::kBlockN ? static_cast<int>(left) : Tr::kBlockN;
-    wait_barrier(bars.raw_full_k(), raw.phase);
+    const int r = raw.stage;
+    wait_barrier(bars.raw_full_k(r), raw.phase);
     wait_barrier(bars.empty_k(state.stage), state.phase ^ 1u);
     // K rows past kv_len are masked to -inf whatever they hold.
-    KvWidener<T, Tr>::widen(smem + Tr::kSmemRawK, smem + Tr::kSmemK + state.stage * Tr::kKvTileBytes, Tr::kBlockN, u);
+    KvWidener<T, Tr>::widen(smem + Tr::kSmemRawK + r * Tr::kRawTileBytes,
+                            smem + Tr::kSmemK + state.stage * Tr::kKvTileBytes, Tr::kBlockN, u);
     cutlass::arch::fence_view_async_shared();  // read by WGMMA (async proxy)
     __syncwarp();
     if (u % 32 == 0) {
       arrive_barrier(bars.full_k(state.stage));
-      arrive_barrier(bars.raw_empty_k());
+      arrive_barrier(bars.raw_empty_k(r));
     }
-    wait_barrier(bars.raw_full_v(), raw.phase);
+    wait_barrier(bars.raw_full_v(r), raw.phase);
     wait_barrier(bars.empty_v(state.stage), state.phase ^ 1u);
-    KvWidener<T, Tr>::widen(smem + Tr::kSmemRawV, smem + Tr::kSmemV + state.stage * Tr::kKvTileBytes, valid_rows, u);
+    KvWidener<T, Tr>::widen(smem + Tr::kSmemRawV + r * Tr::kRawTileBytes,
+                            smem + Tr::kSmemV + state.stage * Tr::kKvTileBytes, valid_rows, u);
     cutlass::arch::fence_view_async_shared();
     __syncwarp();
     if (u % 32 == 0) {
       arrive_barrier(bars.full_v(state.stage));
-      arrive_barrier(bars.raw_empty_v());
+      arrive_barrier(bars.raw_empty_v(r));
     }
     state.advance(Tr::kStages);
-    raw.advance(1);
+    raw.advance(Tr::kRawStages);
   }
 }
 
@@ -118,7 +123,7 @@ __device__ __forceinline__ void thread_rows(const Params& p, const Work& w, int 
 // work items.
 template <typename T, class Tr, bool kSplit>
 __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& plan, const Work& w, char* smem,
-                                             uint32_t smem_base, const Barriers<Tr::kStages, Tr::kKvFp8>& bars, int* last_flag,
+                                             uint32_t smem_base, const Barriers<Tr::kStages, Tr::kKvFp8, Tr::kRawStages>& bars, int* last_flag,
                                              int consumer_index, int t, PipeState& k_state, PipeState& v_state) {
   using Mma = WarpgroupMma<T, Tr>;
   constexpr int kSRegs = Mma::kSRegs;
@@ -257,7 +262,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t pad = (1024u - (raw_base & 1023u)) & 1023u;
   char* smem = reinterpret_cast<char*>(smem_raw) + pad;
   const uint32_t smem_base = raw_base + pad;
-  const Barriers<Tr::kStages, Tr::kKvFp8> bars{reinterpret_cast<uint64_t*>(smem + Tr::kSmemBarriers)};
+  const Barriers<Tr::kStages, Tr::kKvFp8, Tr::kRawStages> bars{reinterpret_cast<uint64_t*>(smem + Tr::kSmemBarriers)};
   __shared__ int last_flag[kConsumerWarpgroups];  // a split piece's warpgroup arrived last
 
   const int tid = static_cast<int>(threadIdx.x);

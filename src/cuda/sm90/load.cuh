@@ -155,21 +155,37 @@ struct KvWidener {
   static constexpr int kThreadsWidening = kWidenerWarps * 32;
   static constexpr int kUnitsPerRow = Tr::kHeadDim / 16;  // 16 e4m3 values a unit
 
+  static constexpr int kUnits = Tr::kBlockN * kUnitsPerRow;
+  static constexpr int kInFlight = 4;  // units a thread loads before converting the first
+
   // Rows at and past valid_rows are written as zeros (V past kv_len: 0 * NaN would survive P = 0).
+  // A thread's units are loaded four at a time ahead of their conversion: three warps alone cannot
+  // hide the shared-memory latency of one unit at a time.
   __device__ static void widen(const char* raw, char* stage, int valid_rows, int u) {
-    for (int idx = u; idx < Tr::kBlockN * kUnitsPerRow; idx += kThreadsWidening) {
-      const int row = idx / kUnitsPerRow;
-      const int col = (idx % kUnitsPerRow) * 16;
-      uint4 lo = make_uint4(0, 0, 0, 0), hi = make_uint4(0, 0, 0, 0);
-      if (row < valid_rows) {
-        const uint4 x = *reinterpret_cast<const uint4*>(raw + row * Tr::kHeadDim + col);
-        lo = make_uint4(widen_e4m3x2<T>(x.x & 0xffffu), widen_e4m3x2<T>(x.x >> 16), widen_e4m3x2<T>(x.y & 0xffffu),
-                        widen_e4m3x2<T>(x.y >> 16));
-        hi = make_uint4(widen_e4m3x2<T>(x.z & 0xffffu), widen_e4m3x2<T>(x.z >> 16), widen_e4m3x2<T>(x.w & 0xffffu),
-                        widen_e4m3x2<T>(x.w >> 16));
+    for (int base = u; base < kUnits; base += kInFlight * kThreadsWidening) {
+      uint4 x[kInFlight];
+#pragma unroll
+      for (int i = 0; i < kInFlight; ++i) {
+        const int idx = base + i * kThreadsWidening;
+        x[i] = make_uint4(0, 0, 0, 0);
+        if (idx < kUnits && idx / kUnitsPerRow < valid_rows) {
+          x[i] = *reinterpret_cast<const uint4*>(raw + idx * 16);  // rows of D bytes: unit idx at byte 16 idx
+        }
       }
-      *reinterpret_cast<uint4*>(stage + swizzled_offset(row, col, Tr::kBlockN)) = lo;
-      *reinterpret_cast<uint4*>(stage + swizzled_offset(row, col + 8, Tr::kBlockN)) = hi;
+#pragma unroll
+      for (int i = 0; i < kInFlight; ++i) {
+        const int idx = base + i * kThreadsWidening;
+        if (idx >= kUnits) break;
+        const int row = idx / kUnitsPerRow;
+        const int col = (idx % kUnitsPerRow) * 16;
+        // Zero bytes widen to zeros: rows past valid_rows need no separate path.
+        const uint4 lo = make_uint4(widen_e4m3x2<T>(x[i].x & 0xffffu), widen_e4m3x2<T>(x[i].x >> 16),
+                                    widen_e4m3x2<T>(x[i].y & 0xffffu), widen_e4m3x2<T>(x[i].y >> 16));
+        const uint4 hi = make_uint4(widen_e4m3x2<T>(x[i].z & 0xffffu), widen_e4m3x2<T>(x[i].z >> 16),
+                                    widen_e4m3x2<T>(x[i].w & 0xffffu), widen_e4m3x2<T>(x[i].w >> 16));
+        *reinterpret_cast<uint4*>(stage + swizzled_offset(row, col, Tr::kBlockN)) = lo;
+        *reinterpret_cast<uint4*>(stage + swizzled_offset(row, col + 8, Tr::kBlockN)) = hi;
+      }
     }
   }
 };

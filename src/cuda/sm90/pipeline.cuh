@@ -33,10 +33,10 @@ constexpr int kConsumerWarps = kConsumerWarpgroups * kWarpgroupThreads / 32;
 constexpr int kWidenerWarps = kProducerWarpgroups * kWarpgroupThreads / 32 - 1;
 
 // The mbarriers of a CTA (traits.cuh reserves their shared memory): 4 * kStages + 1, and with
-// e4m3 KV four more. With kKvFp8 the 16-bit stages are filled by the widener warps (full_k /
+// e4m3 KV four more per raw stage. With kKvFp8 the 16-bit stages are filled by the widener warps (full_k /
 // full_v count one arrival per widener warp) from raw tiles that TMA fills (raw_full_*: one
 // arrival plus the bytes) and the wideners release (raw_empty_*: one arrival per widener warp).
-template <int kStages, bool kKvFp8 = false>
+template <int kStages, bool kKvFp8 = false, int kRawStages = 1>
 struct Barriers {
   uint64_t* base;
   __device__ uint64_t* full_k(int s) const { return base + s; }
@@ -44,10 +44,10 @@ struct Barriers {
   __device__ uint64_t* empty_k(int s) const { return base + 2 * kStages + s; }
   __device__ uint64_t* empty_v(int s) const { return base + 3 * kStages + s; }
   __device__ uint64_t* v_tail() const { return base + 4 * kStages; }
-  __device__ uint64_t* raw_full_k() const { return base + 4 * kStages + 1; }
-  __device__ uint64_t* raw_full_v() const { return base + 4 * kStages + 2; }
-  __device__ uint64_t* raw_empty_k() const { return base + 4 * kStages + 3; }
-  __device__ uint64_t* raw_empty_v() const { return base + 4 * kStages + 4; }
+  __device__ uint64_t* raw_full_k(int r) const { return base + 4 * kStages + 1 + r; }
+  __device__ uint64_t* raw_full_v(int r) const { return base + 4 * kStages + 1 + kRawStages + r; }
+  __device__ uint64_t* raw_empty_k(int r) const { return base + 4 * kStages + 1 + 2 * kRawStages + r; }
+  __device__ uint64_t* raw_empty_v(int r) const { return base + 4 * kStages + 1 + 3 * kRawStages + r; }
 
   // One thread, before the roles split (followed by a CTA barrier).
   __device__ void init() const {
@@ -60,10 +60,12 @@ struct Barriers {
     }
     cutlass::arch::ClusterBarrier::init(v_tail(), 1);
     if constexpr (kKvFp8) {
-      cutlass::arch::ClusterBarrier::init(raw_full_k(), 1);
-      cutlass::arch::ClusterBarrier::init(raw_full_v(), 1);
-      cutlass::arch::ClusterBarrier::init(raw_empty_k(), kWidenerWarps);
-      cutlass::arch::ClusterBarrier::init(raw_empty_v(), kWidenerWarps);
+      for (int r = 0; r < kRawStages; ++r) {
+        cutlass::arch::ClusterBarrier::init(raw_full_k(r), 1);
+        cutlass::arch::ClusterBarrier::init(raw_full_v(r), 1);
+        cutlass::arch::ClusterBarrier::init(raw_empty_k(r), kWidenerWarps);
+        cutlass::arch::ClusterBarrier::init(raw_empty_v(r), kWidenerWarps);
+      }
     }
     cutlass::arch::fence_barrier_init();
   }

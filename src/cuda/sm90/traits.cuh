@@ -51,8 +51,9 @@ struct Traits {
   static constexpr int kChunks = kHeadDim / kChunkCols;
   // e4m3 KV: the producer warpgroup's warps 1-3 widen the raw tiles and need a few more
   // registers. setmaxnreg moves registers inside the CTA's launch allocation (384 x 168 =
-  // 64512): 128 * 32 + 256 * 232 = 63488 fits; 240 for the consumers would wait forever.
-  static constexpr int kProducerRegs = kKvFp8 ? 32 : kProducerRegisters;
+  // 64512): 128 * 40 + 256 * 232 = 64512 fits; 240 for the consumers would wait forever. The
+  // wideners use the 40 to keep four 16-byte units in flight a thread.
+  static constexpr int kProducerRegs = kKvFp8 ? 40 : kProducerRegisters;
   static constexpr int kConsumerRegs = kKvFp8 ? 232 : kConsumerRegisters;
   static_assert(kWarpgroupThreads * (kProducerRegs + kConsumerWarpgroups * kConsumerRegs) <= kThreads * kLaunchRegisters,
                 "setmaxnreg redistributes the launch allocation only");
@@ -68,13 +69,16 @@ struct Traits {
   static constexpr int kSmemQ = 0;  // consumer warpgroup w's Q (then its output staging) at w * kQWarpgroupBytes
   static constexpr int kSmemK = kSmemQ + kConsumerWarpgroups * kQWarpgroupBytes;
   static constexpr int kSmemV = kSmemK + kStages * kKvTileBytes;
-  // e4m3 K and V as loaded: one raw tile each, [kBlockN][D] bytes, row-major (no swizzle).
+  // e4m3 K and V as loaded, [kBlockN][D] bytes, row-major (no swizzle): two raw stages each,
+  // so the next tile's load is under way while the wideners read this one (D = 256: one, as
+  // 2 x 32 KB more would not fit).
   static constexpr int kRawTileBytes = kKvFp8 ? kBlockN * kHeadDim : 0;
+  static constexpr int kRawStages = kHeadDim <= 128 ? 2 : 1;
   static constexpr int kSmemRawK = kSmemV + kStages * kKvTileBytes;
-  static constexpr int kSmemRawV = kSmemRawK + kRawTileBytes;
-  static constexpr int kSmemBarriers = kSmemRawV + kRawTileBytes;
-  // full/empty for K and V per stage, V tail, and (e4m3) full/empty for the raw K and V tiles.
-  static constexpr int kNumBarriers = 4 * kStages + 1 + (kKvFp8 ? 4 : 0);
+  static constexpr int kSmemRawV = kSmemRawK + kRawStages * kRawTileBytes;
+  static constexpr int kSmemBarriers = kSmemRawV + kRawStages * kRawTileBytes;
+  // full/empty for K and V per stage, V tail, and (e4m3) full/empty for the raw K and V stages.
+  static constexpr int kNumBarriers = 4 * kStages + 1 + (kKvFp8 ? 4 * kRawStages : 0);
   // +1024: the dynamic shared-memory base is only 16-byte aligned; the kernel rounds it up.
   static constexpr int kSmemBytes = kSmemBarriers + kNumBarriers * 8 + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "shared memory of one Hopper CTA");
