@@ -66,6 +66,7 @@ struct Shape {
   int page_size;
   bool fp8_nvfp4;  // e4m3 query and KV, nvfp4 output (scales in play); else bf16 throughout
   bool long_kv = false;  // honest requests 0 and 6 over 9001 / 12016 keys: split-KV in play
+  bool kv8 = false;      // bf16 query over an e4m3 cache, bf16 output (the widening paths)
 };
 
 // Every head dim and page size the backends build, with bf16; the nvfp4 output on a spread of page
@@ -84,12 +85,17 @@ std::vector<Shape> shapes() {
   list.push_back({128, 16, false, true});
   list.push_back({256, 32, false, true});
   list.push_back({128, 16, true, true});
+  // bf16 queries over an e4m3 cache: the kernels that widen K/V after loading them.
+  list.push_back({64, 8, false, false, true});
+  list.push_back({128, 16, false, false, true});
+  list.push_back({256, 64, false, false, true});
+  list.push_back({128, 32, false, true, true});
   return list;
 }
 
 std::string describe(const Shape& s) {
   return "D=" + std::to_string(s.head_dim) + " N=" + std::to_string(s.page_size) +
-         (s.fp8_nvfp4 ? " e4m3->nvfp4" : " bf16") + (s.long_kv ? " long KV" : "");
+         (s.fp8_nvfp4 ? " e4m3->nvfp4" : s.kv8 ? " bf16 over e4m3 KV" : " bf16") + (s.long_kv ? " long KV" : "");
 }
 
 ProblemSpec spec_for(const Shape& shape, uint64_t seed) {
@@ -116,6 +122,7 @@ ProblemSpec spec_for(const Shape& shape, uint64_t seed) {
     s.out_dtype = CTXATTN_DTYPE_NVFP4;
     s.scale_start_index = 5;
   }
+  if (shape.kv8) s.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
   return s;
 }
 
