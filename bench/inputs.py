@@ -34,7 +34,7 @@ class Inputs:
     case: Case
     device: torch.device
     query: torch.Tensor            # [T, Hq, D], in_dtype
-    kv_cache: torch.Tensor         # [P, 2, Hkv, N, D] (HND), in_dtype
+    kv_cache: torch.Tensor         # [P, 2, Hkv, N, D] (HND), kv_dtype
     block_tables: torch.Tensor     # int32 [B, max_pages]
     seq_lens: torch.Tensor         # int32 [B]
     cum_seq_lens_q: torch.Tensor   # int32 [B+1]
@@ -112,6 +112,7 @@ def build(case, device, seed=0, check=False, true_size=True):
                          "(shrunk shapes) or the CPU suite (--device cpu) on this machine")
     w = case.workload
     dt = TORCH_DTYPES[case.in_dtype]
+    kv_dt = TORCH_DTYPES[case.kv_dtype]
     page = case.page_size
     hq, hkv, d = w.num_qo_heads, w.num_kv_heads, w.head_dim
     gen = torch.Generator(device=device)
@@ -128,7 +129,7 @@ def build(case, device, seed=0, check=False, true_size=True):
         tables[b, :n] = perm[start:start + n].to(torch.int32)
         start += n
 
-    kv = _random((num_pages, 2, hkv, page, d), dt, device, gen)
+    kv = _random((num_pages, 2, hkv, page, d), kv_dt, device, gen)
 
     q = _random((sum(w.q_lens), hq, d), dt, device, gen)
     cu_q = torch.tensor([0] + _cumsum(w.q_lens), dtype=torch.int32)

@@ -59,8 +59,11 @@ def as_dtype(inp, dtype):
     k, v = inp.gathered()
     q = inp.query
     if q.dtype != dtype:
-        q, k, v = q.to(dtype), k.to(dtype), v.to(dtype)
-    return q, k, v, dtype == TORCH_DTYPES[inp.case.in_dtype]
+        q = q.to(dtype)
+    if k.dtype != dtype:
+        k, v = k.to(dtype), v.to(dtype)
+    case = inp.case
+    return q, k, v, dtype == TORCH_DTYPES[case.in_dtype] and dtype == TORCH_DTYPES[case.kv_dtype]
 
 
 def run_dtype(inp):

@@ -88,7 +88,9 @@ class FlashInferFa3(Peer):
         if inp.sinks is not None:
             kwargs["sinks"] = inp.sinks
         if case.in_dtype == "fp8":
-            kwargs.update(q_scale=1.0, k_scale=1.0, v_scale=1.0)
+            kwargs.update(q_scale=1.0)
+        if case.kv_dtype == "fp8":
+            kwargs.update(k_scale=1.0, v_scale=1.0)
         q, kv = inp.query, inp.kv_cache
 
         def run():
@@ -123,10 +125,12 @@ class CudnnPaged(Peer):
         w, case = inp.workload, inp.case
         dtype = run_dtype(inp)
         require(dtype in (torch.bfloat16, torch.float16), f"cuDNN paged SDPA takes no {dtype}")
-        exact = case.in_dtype != "fp8" and case.out_dtype != "nvfp4"
+        exact = not case.fp8_inputs and case.out_dtype != "nvfp4"
         q, kv = inp.query, inp.kv_cache
-        if case.in_dtype == "fp8":
-            q, kv = q.to(dtype), kv.to(dtype)
+        if q.dtype != dtype:
+            q = q.to(dtype)
+        if kv.dtype != dtype:
+            kv = kv.to(dtype)
         io = cudnn.data_type.BFLOAT16 if dtype == torch.bfloat16 else cudnn.data_type.HALF
         i32, f32 = cudnn.data_type.INT32, cudnn.data_type.FLOAT
         b, hq, d = w.batch_size, w.num_qo_heads, w.head_dim
@@ -190,7 +194,7 @@ class CudnnPaged(Peer):
             return out
 
         run()
-        notes = [precision_note(exact, dtype) if case.in_dtype == "fp8" else "",
+        notes = [precision_note(exact, dtype) if case.fp8_inputs else "",
                  f"{case.dtype} out" if case.out_dtype == "nvfp4" else ""]
         return Prepared(run, lambda o: o, "; ".join(n for n in notes if n), exact)
 
@@ -229,6 +233,9 @@ class FlashAttn3(Peer):
         q = inp.query
         k, v = inp.gathered()
         kwargs = {}
+        widened = case.kv_dtype != case.in_dtype  # Q and K/V of one dtype: an e4m3 cache is widened
+        if widened:
+            k, v = k.to(q.dtype), v.to(q.dtype)
         if case.in_dtype == "fp8":
             unit = torch.ones(w.batch_size, w.num_kv_heads, dtype=torch.float32, device=inp.device)
             kwargs.update(q_descale=unit, k_descale=unit, v_descale=unit)
@@ -240,8 +247,10 @@ class FlashAttn3(Peer):
                                           causal=True, num_splits=0, pack_gqa=None, **kwargs)
 
         run()
-        exact = case.out_dtype != "nvfp4"
-        return Prepared(run, lambda o: o, "gathered KV" + ("" if exact else f"; {case.dtype} out"), exact)
+        exact = case.out_dtype != "nvfp4" and not widened
+        note = "gathered KV" + (f", {case.dtype} KV" if widened else "") + (
+            f"; {case.dtype} out" if case.out_dtype == "nvfp4" else "")
+        return Prepared(run, lambda o: o, note, exact)
 
 
 def external_peers():

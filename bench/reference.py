@@ -50,7 +50,7 @@ def reference(inp):
 
 
 def tolerance(case):
-    return TOLERANCES["fp8" if case.in_dtype == "fp8" else "16"]
+    return TOLERANCES["fp8" if case.fp8_inputs else "16"]
 
 
 def compare_dense(out, ref, rtol, atol):

@@ -8,7 +8,7 @@ import os
 from bench.runner import is_ctxattn
 
 COLUMNS = (
-    "case", "workload", "variant", "in_dtype", "out_dtype", "page_size", "batch", "q_tokens",
+    "case", "workload", "variant", "in_dtype", "kv_dtype", "out_dtype", "page_size", "batch", "q_tokens",
     "kv_tokens", "qo_heads", "kv_heads", "head_dim", "window_left", "sinks", "gflop", "impl",
     "status", "check", "median_us", "p10_us", "p90_us", "samples", "tflops", "ceiling",
     "pct_ceiling", "vs_best", "best_peer", "ctxattn_speedup", "exact", "note",

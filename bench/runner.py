@@ -37,6 +37,7 @@ def case_fields(case):
     w = case.workload
     return {
         "case": case.id, "workload": w.name, "variant": w.variant, "in_dtype": case.in_dtype,
+        "kv_dtype": case.kv_dtype,
         "out_dtype": case.out_dtype, "page_size": case.page_size, "batch": w.batch_size,
         "q_tokens": sum(w.q_lens), "kv_tokens": sum(w.kv_lens), "qo_heads": w.num_qo_heads,
         "kv_heads": w.num_kv_heads, "head_dim": w.head_dim, "window_left": w.window_left,

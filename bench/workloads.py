@@ -25,7 +25,7 @@ class Workload:
     window_left: int = -1
     sinks: bool = False
     # "16": the run's 16-bit dtype for Q/KV/out; "fp8": e4m3 Q/KV with 16-bit out;
-    # "fp8_nvfp4": e4m3 Q/KV with nvfp4 out.
+    # "fp8_nvfp4": e4m3 Q/KV with nvfp4 out; "fp8_kv": 16-bit Q and out over an e4m3 KV cache.
     precision: str = "16"
     page_sizes: tuple = DEFAULT_PAGE_SIZES
     # For workloads that repeat another one's shape at another precision (fp8, nvfp4_out).
@@ -52,7 +52,18 @@ class Case:
 
     @property
     def in_dtype(self):
+        """The query's dtype."""
+        return "fp8" if self.workload.precision in ("fp8", "fp8_nvfp4") else self.dtype
+
+    @property
+    def kv_dtype(self):
+        """The KV cache's dtype."""
         return "fp8" if self.workload.precision.startswith("fp8") else self.dtype
+
+    @property
+    def fp8_inputs(self):
+        """Some input is e4m3 (the fp8 tolerances apply)."""
+        return "fp8" in (self.in_dtype, self.kv_dtype)
 
     @property
     def out_dtype(self):
@@ -61,7 +72,8 @@ class Case:
     @property
     def id(self):
         w = self.workload
-        return f"{w.label()}/{self.in_dtype}->{self.out_dtype}/p{self.page_size}"
+        kv = "" if self.kv_dtype == self.in_dtype else f"+{self.kv_dtype}kv"
+        return f"{w.label()}/{self.in_dtype}{kv}->{self.out_dtype}/p{self.page_size}"
 
     def flops(self):
         return attention_flops(self.workload)
@@ -154,7 +166,11 @@ def _suite(long, long32, batch4, batch1, short, ragged, chunk, chunk_long, chunk
         Workload("page1", *ragged, page_sizes=(1,), **base),
         Workload("fp8", *long, precision="fp8", variant="long_8k", **base),
         Workload("fp8", *batch1, precision="fp8", variant="batch_1k", **base),
+        Workload("fp8", *d256, precision="fp8", variant="d256", num_qo_heads=hq256, num_kv_heads=hkv256,
+                 head_dim=256),
         Workload("nvfp4_out", *long, precision="fp8_nvfp4", **base),
+        Workload("fp8_kv", *long, precision="fp8_kv", variant="long_8k", **base),
+        Workload("fp8_kv", *batch1, precision="fp8_kv", variant="batch_1k", **base),
     ]
 
 
