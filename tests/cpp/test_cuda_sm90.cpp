@@ -37,6 +37,28 @@ ProblemSpec base_spec() {
   return s;
 }
 
+// `spec` on the Hopper kernel against the CPU reference: AUTO must choose the kernel, the outputs
+// (NaN-poisoned first) must be within the SPEC's tolerances, and rows outside every request
+// untouched.
+void expect_sm90_serves_and_matches(const ProblemSpec& spec) {
+  PagedProblem want(spec);
+  ASSERT_EQ(run_cpu_reference(want), CTXATTN_STATUS_OK) << ctxattn_last_error();
+  PagedProblem got(spec);
+  got.poison_outputs();
+  DeviceProblem dev(got);
+  ASSERT_TRUE(dev.ok());
+  dev.args.backend = CTXATTN_BACKEND_AUTO;
+  ctxattn_backend_t chosen = CTXATTN_BACKEND_AUTO;
+  ASSERT_EQ(ctxattn_select_backend(&dev.args, &chosen), CTXATTN_STATUS_OK) << ctxattn_last_error();
+  EXPECT_EQ(chosen, CTXATTN_BACKEND_CUDA_SM90);
+  dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
+  ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
+  ASSERT_TRUE(dev.download());
+  const std::string diff = compare_outputs(got, want);
+  EXPECT_TRUE(diff.empty()) << diff;
+  EXPECT_EQ(untouched_outside_rows(got), "");
+}
+
 struct Refusal {
   const char* what;
   const char* argument;  // the message must name it
@@ -104,22 +126,7 @@ TEST(CudaSm90, E4m3KvUnderSixteenBitQueriesMatchesTheReference) {
         spec.with_sinks = head_dim == 128;
         spec.causal = head_dim != 256;
         SCOPED_TRACE("D=" + std::to_string(head_dim) + " q=" + std::to_string(q) + " out=" + std::to_string(out));
-        PagedProblem want(spec);
-        ASSERT_EQ(run_cpu_reference(want), CTXATTN_STATUS_OK) << ctxattn_last_error();
-        PagedProblem got(spec);
-        got.poison_outputs();
-        DeviceProblem dev(got);
-        ASSERT_TRUE(dev.ok());
-        dev.args.backend = CTXATTN_BACKEND_AUTO;
-        ctxattn_backend_t chosen = CTXATTN_BACKEND_AUTO;
-        ASSERT_EQ(ctxattn_select_backend(&dev.args, &chosen), CTXATTN_STATUS_OK) << ctxattn_last_error();
-        EXPECT_EQ(chosen, CTXATTN_BACKEND_CUDA_SM90);
-        dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
-        ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
-        ASSERT_TRUE(dev.download());
-        const std::string diff = compare_outputs(got, want);
-        EXPECT_TRUE(diff.empty()) << diff;
-        EXPECT_EQ(untouched_outside_rows(got), "");
+        expect_sm90_serves_and_matches(spec);
         ++served;
       }
     }

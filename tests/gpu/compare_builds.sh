@@ -17,11 +17,7 @@ WORKLOADS=${4:-short_256,batch_1k,chunk_prefix,long_8k,d64,d256,chunk_long_tp8}
 STEPS=${CTXATTN_COMPARE_STEPS:-gtest,sanitize,bench}
 mkdir -p "$OUT"
 failed=0
-step() { case ",$STEPS," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
-record() {  # name status
-  echo "== $1: $([ "$2" -eq 0 ] && echo PASS || echo "FAIL ($2)")" | tee -a "$OUT/summary.txt"
-  [ "$2" -eq 0 ] || failed=$((failed + 1))
-}
+. "$(dirname "$0")/common.sh"
 start=$(date +%s)
 elapsed() { echo "   [$(( $(date +%s) - start )) s]"; }
 

@@ -24,11 +24,7 @@ STEPS=${3:-gtest,bench,sanitize,python}
 BACKENDS=${CTXATTN_GPU_BACKENDS:-cuda_portable cuda_sm90}
 mkdir -p "$OUT"
 failed=0
-step() { case ",$STEPS," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
-record() {  # name status
-  echo "== $1: $([ "$2" -eq 0 ] && echo PASS || echo "FAIL ($2)")" | tee -a "$OUT/summary.txt"
-  [ "$2" -eq 0 ] || failed=$((failed + 1))
-}
+. "$(dirname "$0")/common.sh"
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"

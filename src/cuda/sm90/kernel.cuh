@@ -70,6 +70,23 @@ __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, con
   }
 }
 
+// One raw tile into one stage by warps 1-3 of the producer warpgroup: wait for the raw tile and
+// for the stage to be free, `fill` it (each thread its share), make it visible to WGMMA (async
+// proxy), then release the raw tile and hand the stage to the consumers (one arrival a warp).
+template <class Fill>
+__device__ __forceinline__ void stage_from_raw(uint64_t* raw_full, uint32_t raw_phase, uint64_t* empty, uint32_t phase,
+                                               uint64_t* full, uint64_t* raw_empty, int u, Fill&& fill) {
+  wait_barrier(raw_full, raw_phase);
+  wait_barrier(empty, phase ^ 1u);
+  fill();
+  cutlass::arch::fence_view_async_shared();
+  __syncwarp();
+  if (u % 32 == 0) {
+    arrive_barrier(full);
+    arrive_barrier(raw_empty);
+  }
+}
+
 // e4m3 KV: the widener warps over one work tile, in the producer's tile order: each raw K / V
 // tile into the next 16-bit stage. `state` (16-bit stages) and `raw` carry across work tiles.
 template <typename T, class Tr>
@@ -81,28 +98,18 @@ __device__ __forceinline__ void widen_tile(const Work& w, const KeyBand& band, c
   for (; n >= n_min; --n) {
     const int64_t left = static_cast<int64_t>(w.kv_len) - static_cast<int64_t>(n) * Tr::kBlockN;
     const int valid_rows = left < Tr::kBlockN ? static_cast<int>(left) : Tr::kBlockN;
-    const int r = raw.stage;
-    wait_barrier(bars.raw_full_k(r), raw.phase);
-    wait_barrier(bars.empty_k(state.stage), state.phase ^ 1u);
-    // K rows past kv_len are masked to -inf whatever they hold.
-    KvWidener<T, Tr>::widen(smem + Tr::kSmemRawK + r * Tr::kRawTileBytes,
-                            smem + Tr::kSmemK + state.stage * Tr::kKvTileBytes, Tr::kBlockN, u);
-    cutlass::arch::fence_view_async_shared();  // read by WGMMA (async proxy)
-    __syncwarp();
-    if (u % 32 == 0) {
-      arrive_barrier(bars.full_k(state.stage));
-      arrive_barrier(bars.raw_empty_k(r));
-    }
-    wait_barrier(bars.raw_full_v(r), raw.phase);
-    wait_barrier(bars.empty_v(state.stage), state.phase ^ 1u);
-    KvWidener<T, Tr>::widen(smem + Tr::kSmemRawV + r * Tr::kRawTileBytes,
-                            smem + Tr::kSmemV + state.stage * Tr::kKvTileBytes, valid_rows, u);
-    cutlass::arch::fence_view_async_shared();
-    __syncwarp();
-    if (u % 32 == 0) {
-      arrive_barrier(bars.full_v(state.stage));
-      arrive_barrier(bars.raw_empty_v(r));
-    }
+    const int r = raw.stage, s = state.stage;
+    // K rows past kv_len are masked to -inf whatever they hold; V rows past it become zeros.
+    stage_from_raw(bars.raw_full_k(r), raw.phase, bars.empty_k(s), state.phase, bars.full_k(s), bars.raw_empty_k(r), u,
+                   [&] {
+                     KvWidener<T, Tr>::widen(smem + Tr::kSmemRawK + r * Tr::kRawTileBytes,
+                                             smem + Tr::kSmemK + s * Tr::kKvTileBytes, Tr::kBlockN, u);
+                   });
+    stage_from_raw(bars.raw_full_v(r), raw.phase, bars.empty_v(s), state.phase, bars.full_v(s), bars.raw_empty_v(r), u,
+                   [&] {
+                     KvWidener<T, Tr>::widen(smem + Tr::kSmemRawV + r * Tr::kRawTileBytes,
+                                             smem + Tr::kSmemV + s * Tr::kKvTileBytes, valid_rows, u);
+                   });
     state.advance(Tr::kStages);
     raw.advance(Tr::kRawStages);
   }
