@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/fastdiv.h"
 #include "ctxattn/ctxattn.h"
 
 namespace ctxattn {
@@ -15,6 +16,7 @@ struct Params {
   int32_t num_qo_heads;   // Hq
   int32_t num_kv_heads;   // Hkv
   int32_t group_size;     // G = Hq / Hkv
+  FastDiv group_div;      // division by G (packed rows -> query row, head)
   int32_t head_dim;       // D
   int32_t page_size;      // N, power of two
   int32_t log2_page_size;

@@ -370,6 +370,7 @@ Status validate_args(const ctxattn_args_t* args, Params* p) {
   p->num_qo_heads = a.num_qo_heads;
   p->num_kv_heads = a.num_kv_heads;
   p->group_size = a.num_qo_heads / a.num_kv_heads;
+  p->group_div = FastDiv::make(p->group_size);
   p->head_dim = a.head_dim;
   p->page_size = a.page_size;
   p->log2_page_size = 0;

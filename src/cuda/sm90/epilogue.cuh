@@ -53,8 +53,9 @@ struct Epilogue {
         o[4 * j + 2 * h + 1] *= factor;
       }
       if (p.lse != nullptr && quad == 0 && rows[h] < w.packed_rows) {
-        const int64_t token = w.q_start + rows[h] / group;
-        const int64_t head = static_cast<int64_t>(w.kv_head) * group + rows[h] % group;
+        const int query = p.group_div.div(rows[h]);
+        const int64_t token = w.q_start + query;
+        const int64_t head = static_cast<int64_t>(w.kv_head) * group + (rows[h] - query * group);
         p.lse[token * p.lse_stride_token + head * p.lse_stride_head] = lse[h];
       }
     }
@@ -80,8 +81,10 @@ struct Epilogue {
           *reinterpret_cast<uint8_t*>(staged(stage, row, col + 8, 4, chunks)) =
               static_cast<uint8_t>(nvfp4_pair_bits(b[0], b[1], sf, p.o_sf_scale));
           if (quad == 0 && rows[h] < w.packed_rows) {
-            const int64_t sf_row = p.out_scale_start_index + w.q_start + rows[h] / group;
-            const int64_t sf_col = (static_cast<int64_t>(w.kv_head) * group + rows[h] % group) * (Tr::kHeadDim / 16) + blk;
+            const int query = p.group_div.div(rows[h]);
+            const int64_t sf_row = p.out_scale_start_index + w.q_start + query;
+            const int64_t sf_col =
+                (static_cast<int64_t>(w.kv_head) * group + (rows[h] - query * group)) * (Tr::kHeadDim / 16) + blk;
             p.out_scale[nvfp4_scale_offset(sf_row, sf_col, p.out_scale_cols)] = sf;
           }
         }
@@ -116,8 +119,9 @@ struct Epilogue {
     for (int row = t / chunks; row < kRowsPerWarpgroup; row += row_step) {
       const int packed = first + row;
       if (packed >= w.packed_rows) break;  // rows only grow
-      const int64_t token = w.q_start + packed / group;
-      const int64_t head = static_cast<int64_t>(w.kv_head) * group + packed % group;
+      const int query = p.group_div.div(packed);
+      const int64_t token = w.q_start + query;
+      const int64_t head = static_cast<int64_t>(w.kv_head) * group + (packed - query * group);
       *reinterpret_cast<uint4*>(out + token * stride_token + head * stride_head) =
           *reinterpret_cast<const uint4*>(stage + out_chunk(row, chunk, chunks));
     }

@@ -121,7 +121,7 @@ __device__ __forceinline__ void thread_rows(const Params& p, const Work& w, int 
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     rows[h] = w.m0 + consumer_index * kRowsPerWarpgroup + (t / 32) * 16 + ((t % 32) >> 2) + 8 * h;
-    sink_log2[h] = p.sinks != nullptr ? p.sinks[w.kv_head * p.group_size + rows[h] % p.group_size] * kLog2e
+    sink_log2[h] = p.sinks != nullptr ? p.sinks[w.kv_head * p.group_size + p.group_div.mod(rows[h])] * kLog2e
                                       : -CUDART_INF_F;
   }
 }
@@ -151,8 +151,8 @@ __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& p
   int rows[2], tokens[2];
   float sink_log2[2];
   thread_rows(p, w, consumer_index, t, rows, sink_log2);
-  tokens[0] = rows[0] / group;
-  tokens[1] = rows[1] / group;
+  tokens[0] = p.group_div.div(rows[0]);
+  tokens[1] = p.group_div.div(rows[1]);
 
   char* q_ptr = smem + Tr::kSmemQ + consumer_index * Tr::kQWarpgroupBytes;
   const uint32_t q_tile = smem_base + Tr::kSmemQ + consumer_index * Tr::kQWarpgroupBytes;

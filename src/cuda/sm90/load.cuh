@@ -209,8 +209,9 @@ __device__ void load_q(const Params& p, const Work& w, uint32_t q_tile, char* q_
     const bool valid = packed < w.packed_rows;
     const char* src = q;
     if (valid) {
-      const int64_t token = w.q_start + packed / group;
-      const int64_t head = static_cast<int64_t>(w.kv_head) * group + packed % group;
+      const int query = p.group_div.div(packed);
+      const int64_t token = w.q_start + query;
+      const int64_t head = static_cast<int64_t>(w.kv_head) * group + (packed - query * group);
       src = q + (token * p.q_stride_token + head * p.q_stride_head + col) * 2;
     }
     cp_async_16_zfill(q_tile + swizzled_offset(row, col, kRowsPerWarpgroup), src, valid);
