@@ -92,6 +92,13 @@ std::map<std::string, ProblemSpec> workloads() {
     s.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
     w[std::string("kv8.") + name] = s;
   }
+  // e4m3 queries and cache (bf16 output): the FP8 tensor-core path.
+  for (const char* name : {"long_8k", "batch_1k", "d256"}) {
+    ProblemSpec s = w[name];
+    s.q_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+    s.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+    w[std::string("fp8.") + name] = s;
+  }
   return w;
 }
 

@@ -14,6 +14,7 @@
 #include "cuda/common/convert.cuh"
 #include "cuda/common/output.cuh"
 #include "cuda/common/rows.cuh"
+#include "cuda/sm90/load.cuh"
 #include "cuda/sm90/pipeline.cuh"
 #include "cuda/sm90/traits.cuh"
 #include "cuda/sm90/work.cuh"
@@ -36,10 +37,11 @@ struct Epilogue {
   }
 
   // o: the accumulators (register 4j + 2h + e: row half h, column 8j + 2 * (lane % 4) + e);
-  // rows[h]: packed row of half h; stage: this warpgroup's Q region (no longer read).
+  // rows[h]: packed row of half h; table: the warpgroup's row table (load.cuh fill_row_table),
+  // no longer read; stage: this warpgroup's Q region (no longer read).
   __device__ static void run(const Params& p, const Work& w, float (&o)[kORegs], const float (&l)[2],
-                             const float (&lse)[2], const int (&rows)[2], float bmm2, char* stage, int consumer,
-                             int t) {
+                             const float (&lse)[2], const int (&rows)[2], int64_t* table, float bmm2, char* stage,
+                             int consumer, int t) {
     const int lane = t % 32;
     const int quad = lane & 3;
     const int group = p.group_size;
@@ -105,27 +107,20 @@ struct Epilogue {
         }
       }
     }
-    warpgroup_sync(consumer);
-
     // Whole rows out, 16 bytes a store; strides count 2-byte elements for 16-bit outputs and
-    // bytes for e4m3 and nvfp4.
+    // bytes for e4m3 and nvfp4. The row table, refilled with byte offsets into the output,
+    // also orders the staging stores above before the reads below (its warpgroup barrier).
     const int64_t unit = bits == 16 ? 2 : 1;
-    const int64_t stride_token = p.out_stride_token * unit;
-    const int64_t stride_head = p.out_stride_head * unit;
-    const int row_step = kWarpgroupThreads / chunks;
-    const int chunk = t % chunks;
+    const int valid_rows = fill_row_table(p, w, table, p.out_stride_token * unit, p.out_stride_head * unit, consumer, t);
+    // chunks is a power of two (D / 64 * bits / 8 with D in {64, 128, 256}): shifts, not a division.
+    const int log2_chunks = __ffs(chunks) - 1;
+    const int row_step = kWarpgroupThreads >> log2_chunks;
+    const int chunk = t & (chunks - 1);
     char* out = static_cast<char*>(p.out) + chunk * 16;
-    const int first = w.m0 + consumer * kRowsPerWarpgroup;
-    for (int row = t / chunks; row < kRowsPerWarpgroup; row += row_step) {
-      const int packed = first + row;
-      if (packed >= w.packed_rows) break;  // rows only grow
-      const int query = p.group_div.div(packed);
-      const int64_t token = w.q_start + query;
-      const int64_t head = static_cast<int64_t>(w.kv_head) * group + (packed - query * group);
-      *reinterpret_cast<uint4*>(out + token * stride_token + head * stride_head) =
-          *reinterpret_cast<const uint4*>(stage + out_chunk(row, chunk, chunks));
+    for (int row = t >> log2_chunks; row < valid_rows; row += row_step) {
+      *reinterpret_cast<uint4*>(out + table[row]) = *reinterpret_cast<const uint4*>(stage + out_chunk(row, chunk, chunks));
     }
-    warpgroup_sync(consumer);  // the staging tile is read out before the next Q lands in it
+    warpgroup_sync(consumer);  // staging tile and row table are read out before the next item's fill them
   }
 };
 

@@ -137,7 +137,6 @@ __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& p
   constexpr int kORegs = Mma::kORegs;
   constexpr int kPRegs = Mma::kPRegs;
   const int lane = t % 32;
-  const int group = p.group_size;
   const KeyBand band = w.band<Tr::kBlockM>(p);
 
   const float bmm1 = p.bmm1_scale_ptr != nullptr ? *p.bmm1_scale_ptr : p.bmm1_scale;
@@ -156,7 +155,9 @@ __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& p
 
   char* q_ptr = smem + Tr::kSmemQ + consumer_index * Tr::kQWarpgroupBytes;
   const uint32_t q_tile = smem_base + Tr::kSmemQ + consumer_index * Tr::kQWarpgroupBytes;
-  load_q<Tr>(p, w, q_tile, q_ptr, consumer_index, t, negate_q);
+  int64_t* row_table = reinterpret_cast<int64_t*>(smem + Tr::kSmemRows) + consumer_index * kRowsPerWarpgroup;
+  const int q_rows = fill_row_table(p, w, row_table, p.q_stride_token, p.q_stride_head, consumer_index, t);
+  load_q<Tr>(p, row_table, q_rows, q_tile, q_ptr, consumer_index, t, negate_q);
 
   auto k_tile = [&](int stage) { return smem_base + Tr::kSmemK + stage * Tr::kKvTileBytes; };
   auto v_tile = [&](int stage) { return smem_base + Tr::kSmemV + stage * Tr::kKvTileBytes; };
@@ -254,7 +255,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& p
     }
   }
   // Every WGMMA of this warpgroup has completed: its Q region now stages the output.
-  if (writes_output) Epilogue<T, Tr>::run(p, we, o, l, lse, rows, bmm2, q_ptr, consumer_index, t);
+  if (writes_output) Epilogue<T, Tr>::run(p, we, o, l, lse, rows, row_table, bmm2, q_ptr, consumer_index, t);
 }
 
 template <typename T, class Tr, bool kSplit>

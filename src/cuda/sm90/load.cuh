@@ -195,25 +195,42 @@ __device__ __forceinline__ void cp_async_16_zfill(uint32_t dst, const void* src,
                : "memory");
 }
 
+// A consumer warpgroup's row table: for each of its 64 packed rows inside the request, the
+// offset of that (token, head) row in a tensor of the given token and head strides. Decoded once
+// by the first 64 threads (one FastDiv each) so that the 16-byte copies of a row only look it up:
+// the prologue fills it for Q, the epilogue refills it for the output. Returns the warpgroup's
+// rows inside the request (the table's valid entries come first).
+__device__ __forceinline__ int fill_row_table(const Params& p, const Work& w, int64_t* table, int64_t stride_token,
+                                              int64_t stride_head, int consumer, int t) {
+  const int first = w.m0 + consumer * kRowsPerWarpgroup;
+  if (t < kRowsPerWarpgroup && first + t < w.packed_rows) {
+    const int packed = first + t;
+    const int query = p.group_div.div(packed);
+    const int head = w.kv_head * p.group_size + (packed - query * p.group_size);
+    table[t] = (w.q_start + query) * stride_token + head * stride_head;
+  }
+  warpgroup_sync(consumer);
+  const int left = w.packed_rows - first;
+  return left < kRowsPerWarpgroup ? left : kRowsPerWarpgroup;
+}
+
 // This warpgroup's 64 packed rows of Q into q_tile (smem byte address); t: thread in the
-// warpgroup. With negate, the sign of every element is flipped (bmm1_scale < 0, see softmax).
+// warpgroup; rows: its row table filled for Q, of which the first `valid_rows` lie inside the
+// request (the rest are zero-filled). With negate, the sign of every element is flipped
+// (bmm1_scale < 0, see softmax).
 template <class Tr>
-__device__ void load_q(const Params& p, const Work& w, uint32_t q_tile, char* q_ptr, int consumer, int t, bool negate) {
+__device__ void load_q(const Params& p, const int64_t* rows, int valid_rows, uint32_t q_tile, char* q_ptr,
+                       int consumer, int t, bool negate) {
   constexpr int kUnitsPerRow = Tr::kHeadDim / 8;  // 16-byte units
-  const int group = p.group_size;
+  constexpr int kRowsPerPass = kWarpgroupThreads / kUnitsPerRow;
+  // A thread copies the same 16-byte column unit of every kRowsPerPass-th row.
+  const int col = (t % kUnitsPerRow) * 8;
   const char* q = static_cast<const char*>(p.q);
-  for (int idx = t; idx < kRowsPerWarpgroup * kUnitsPerRow; idx += kWarpgroupThreads) {
-    const int row = idx / kUnitsPerRow;
-    const int col = (idx % kUnitsPerRow) * 8;
-    const int packed = w.m0 + consumer * kRowsPerWarpgroup + row;
-    const bool valid = packed < w.packed_rows;
-    const char* src = q;
-    if (valid) {
-      const int query = p.group_div.div(packed);
-      const int64_t token = w.q_start + query;
-      const int64_t head = static_cast<int64_t>(w.kv_head) * group + (packed - query * group);
-      src = q + (token * p.q_stride_token + head * p.q_stride_head + col) * 2;
-    }
+#pragma unroll 1
+  for (int pass = 0; pass < kRowsPerWarpgroup / kRowsPerPass; ++pass) {
+    const int row = t / kUnitsPerRow + pass * kRowsPerPass;
+    const bool valid = row < valid_rows;
+    const char* src = valid ? q + (rows[row] + col) * 2 : q;
     cp_async_16_zfill(q_tile + swizzled_offset(row, col, kRowsPerWarpgroup), src, valid);
   }
   asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");

@@ -79,8 +79,11 @@ struct Traits {
   static constexpr int kSmemBarriers = kSmemRawV + kRawStages * kRawTileBytes;
   // full/empty for K and V per stage, V tail, and (e4m3) full/empty for the raw K and V stages.
   static constexpr int kNumBarriers = 4 * kStages + 1 + (kKvFp8 ? 4 * kRawStages : 0);
+  // Each consumer warpgroup's row table (load.cuh fill_row_table): 64 row offsets.
+  static constexpr int kSmemRows = (kSmemBarriers + kNumBarriers * 8 + 15) / 16 * 16;
+  static constexpr int kRowTableBytes = kRowsPerWarpgroup * 8;
   // +1024: the dynamic shared-memory base is only 16-byte aligned; the kernel rounds it up.
-  static constexpr int kSmemBytes = kSmemBarriers + kNumBarriers * 8 + 1024;
+  static constexpr int kSmemBytes = kSmemRows + kConsumerWarpgroups * kRowTableBytes + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "shared memory of one Hopper CTA");
 };
 
