@@ -49,12 +49,14 @@ struct Traits {
   // even at D = 128, so those keep the plain schedule (docs/perf-notes.md, sm90 v3).
   static constexpr bool kLazySchedule = kHeadDim == 256;
   static constexpr int kChunks = kHeadDim / kChunkCols;
-  // e4m3 KV: the producer warpgroup's warps 1-3 widen the raw tiles and need a few more
-  // registers. setmaxnreg moves registers inside the CTA's launch allocation (384 x 168 =
-  // 64512): 128 * 40 + 256 * 232 = 64512 fits; 240 for the consumers would wait forever. The
-  // wideners use the 40 to keep four 16-byte units in flight a thread.
-  static constexpr int kProducerRegs = kKvFp8 ? 40 : kProducerRegisters;
-  static constexpr int kConsumerRegs = kKvFp8 ? 232 : kConsumerRegisters;
+  // e4m3 KV: the producer warpgroup's warps 1-3 widen the raw tiles and need more registers.
+  // setmaxnreg moves registers inside the CTA's launch allocation (384 x 168 = 64512; 240 for
+  // the consumers would wait forever). D <= 128: 128 * 56 + 256 * 224 = 64512, where the
+  // wideners keep four 16-byte units in flight without spilling and the consumers' main loop
+  // still has no local memory access; D = 256: 128 * 40 + 256 * 232 (at 224 its consumer loop
+  // would spill; the wideners spill their per-tile state instead).
+  static constexpr int kProducerRegs = !kKvFp8 ? kProducerRegisters : kHeadDim <= 128 ? 56 : 40;
+  static constexpr int kConsumerRegs = !kKvFp8 ? kConsumerRegisters : kHeadDim <= 128 ? 224 : 232;
   static_assert(kWarpgroupThreads * (kProducerRegs + kConsumerWarpgroups * kConsumerRegs) <= kThreads * kLaunchRegisters,
                 "setmaxnreg redistributes the launch allocation only");
   // A split piece's partial per consumer warpgroup (cuda/common/split.cuh): O (D / 2 fp32 a
