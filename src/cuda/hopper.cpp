@@ -150,9 +150,11 @@ Status cuda_sm90_supports(const Params& p) {
   }
   const bool q16 = p.q_dtype == CTXATTN_DTYPE_FLOAT16 || p.q_dtype == CTXATTN_DTYPE_BFLOAT16;
   const bool kv_fp8 = p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3;
-  if (!q16 || (p.kv_dtype != p.q_dtype && !kv_fp8)) {
+  // e4m3 queries run on the fp16 kernel over an e4m3 cache (both widened exactly to fp16).
+  const bool q_fp8 = p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && kv_fp8;
+  if (!(q16 || q_fp8) || (p.kv_dtype != p.q_dtype && !kv_fp8)) {
     return unsupported("kv_cache: the sm90 backend implements fp16 and bf16 queries over KV of the same dtype or "
-                       "e4m3");
+                       "e4m3, and e4m3 queries over e4m3");
   }
   if (p.page_size < 8) {
     return unsupported("page_size: the sm90 backend reads pages of 8 tokens or more by TMA, got " +
@@ -165,8 +167,9 @@ Status cuda_sm90_supports(const Params& p) {
     return unsupported("kv_cache: the sm90 backend needs K and V data pointers and page / head / token strides that "
                        "are positive multiples of 16 bytes");
   }
-  if (!aligned16(p.q) || !row_stride_ok(p.num_tokens, p.q_stride_token, 2) ||
-      !row_stride_ok(p.num_qo_heads, p.q_stride_head, 2)) {
+  const int qb = q_fp8 ? 1 : 2;
+  if (!aligned16(p.q) || !row_stride_ok(p.num_tokens, p.q_stride_token, qb) ||
+      !row_stride_ok(p.num_qo_heads, p.q_stride_head, qb)) {
     return unsupported("query: the sm90 backend needs the data pointer and the token / head strides 16-byte aligned");
   }
   const int ob = p.out_dtype == CTXATTN_DTYPE_FLOAT16 || p.out_dtype == CTXATTN_DTYPE_BFLOAT16 ? 2 : 1;
@@ -205,7 +208,7 @@ Status cuda_sm90_run(const Params& p) {
   int sms = 0;
   CTXATTN_RETURN_IF_ERROR(cuda_sm_count(p.device_index, &sms));
   const sm90::LaunchEnv env{static_cast<cudaStream_t>(p.stream), p.device_index, p.enable_pdl, sms};
-  const bool bf16 = p.q_dtype == CTXATTN_DTYPE_BFLOAT16;
+  const bool bf16 = p.q_dtype == CTXATTN_DTYPE_BFLOAT16;  // e4m3 queries: the fp16 kernel
   if (p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) {
     return bf16 ? run_elem<sm90::Elem::kBFloat16, true>(p, env, map_k, map_v)
                 : run_elem<sm90::Elem::kFloat16, true>(p, env, map_k, map_v);

@@ -70,10 +70,11 @@ TEST(CudaSm90, RefusesWhatItDoesNotServeAndAutoAnswersIt) {
   const std::vector<Refusal> refusals = {
       {"page size 4", "page_size", [](ProblemSpec& s) { s.page_size = 4; }},
       {"page size 1", "page_size", [](ProblemSpec& s) { s.page_size = 1; }},
-      {"e4m3 query and KV", "kv_cache",
+      {"e4m3 query and KV in pages of 4", "page_size",
        [](ProblemSpec& s) {
          s.q_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
          s.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+         s.page_size = 4;
        }},
   };
   for (const Refusal& r : refusals) {
@@ -132,6 +133,36 @@ TEST(CudaSm90, E4m3KvUnderSixteenBitQueriesMatchesTheReference) {
     }
   }
   EXPECT_EQ(served, 18);
+}
+
+// e4m3 queries over an e4m3 cache on the Hopper kernel (the fp16 kernel: Q widened exactly as it
+// is copied in): every output kind, head dims 64 / 128 / 256, sinks, a sliding window, a negative
+// bmm1_scale (Q negated), scales by pointer, padded query rows, NaN-poisoned spare pages.
+TEST(CudaSm90, E4m3QueriesAndKvMatchTheReference) {
+  if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
+  int served = 0;
+  for (int head_dim : {64, 128, 256}) {
+    for (ctxattn_dtype_t out :
+         {CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_NVFP4}) {
+      ProblemSpec spec = base_spec();
+      spec.head_dim = head_dim;
+      spec.q_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+      spec.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+      spec.out_dtype = out;
+      spec.page_size = head_dim == 64 ? 8 : head_dim == 128 ? 16 : 64;
+      spec.q_lens = {37, 1, 130, 0};
+      spec.kv_lens = {300, 129, 130, 17};
+      spec.with_sinks = out == CTXATTN_DTYPE_BFLOAT16;
+      spec.window_left = out == CTXATTN_DTYPE_FLOAT16 ? 300 : -1;
+      spec.bmm1_scale = out == CTXATTN_DTYPE_FLOAT8_E4M3 ? -0.05f : 0.0f;
+      spec.scale_pointers = out == CTXATTN_DTYPE_NVFP4;
+      spec.q_pad = head_dim == 128 ? 16 : 0;  // 16 codes: rows stay 16-byte aligned
+      SCOPED_TRACE("D=" + std::to_string(head_dim) + " out=" + std::to_string(out));
+      expect_sm90_serves_and_matches(spec);
+      ++served;
+    }
+  }
+  EXPECT_EQ(served, 12);
 }
 
 // Every one of the 256 e4m3 codes, widened on the Hopper kernel, comes out exactly: one query

@@ -157,7 +157,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& p
   const uint32_t q_tile = smem_base + Tr::kSmemQ + consumer_index * Tr::kQWarpgroupBytes;
   int64_t* row_table = reinterpret_cast<int64_t*>(smem + Tr::kSmemRows) + consumer_index * kRowsPerWarpgroup;
   const int q_rows = fill_row_table(p, w, row_table, p.q_stride_token, p.q_stride_head, consumer_index, t);
-  load_q<Tr>(p, row_table, q_rows, q_tile, q_ptr, consumer_index, t, negate_q);
+  load_q<T, Tr>(p, row_table, q_rows, q_tile, q_ptr, consumer_index, t, negate_q);
 
   auto k_tile = [&](int stage) { return smem_base + Tr::kSmemK + stage * Tr::kKvTileBytes; };
   auto v_tile = [&](int stage) { return smem_base + Tr::kSmemV + stage * Tr::kKvTileBytes; };

@@ -214,13 +214,49 @@ __device__ __forceinline__ int fill_row_table(const Params& p, const Work& w, in
   return left < kRowsPerWarpgroup ? left : kRowsPerWarpgroup;
 }
 
+// e4m3 queries (served by the fp16 kernel over an e4m3 cache): each thread loads 16 codes of a
+// row, widens them exactly to fp16 and stores two swizzled 16-byte units; rows past the request
+// are zeros. Negation flips the fp16 sign bits.
+template <class Tr>
+__device__ void load_q_e4m3(const Params& p, const int64_t* rows, int valid_rows, char* q_ptr, int t, bool negate) {
+  constexpr int kUnitsPerRow = Tr::kHeadDim / 16;  // 16 codes a unit
+  constexpr int kRowsPerPass = kWarpgroupThreads / kUnitsPerRow;
+  const int col = (t % kUnitsPerRow) * 16;
+  const uint8_t* q = static_cast<const uint8_t*>(p.q);
+  const uint32_t sign = negate ? 0x80008000u : 0u;
+#pragma unroll 1
+  for (int pass = 0; pass < kRowsPerWarpgroup / kRowsPerPass; ++pass) {
+    const int row = t / kUnitsPerRow + pass * kRowsPerPass;
+    uint4 raw = make_uint4(0, 0, 0, 0);
+    if (row < valid_rows) raw = __ldg(reinterpret_cast<const uint4*>(q + rows[row] + col));
+    const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
+    uint32_t h[8];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      h[2 * i] = widen_e4m3x2<__half>(words[i] & 0xffffu) ^ sign;
+      h[2 * i + 1] = widen_e4m3x2<__half>(words[i] >> 16) ^ sign;
+    }
+    *reinterpret_cast<uint4*>(q_ptr + swizzled_offset(row, col, kRowsPerWarpgroup)) = make_uint4(h[0], h[1], h[2], h[3]);
+    *reinterpret_cast<uint4*>(q_ptr + swizzled_offset(row, col + 8, kRowsPerWarpgroup)) =
+        make_uint4(h[4], h[5], h[6], h[7]);
+  }
+}
+
 // This warpgroup's 64 packed rows of Q into q_tile (smem byte address); t: thread in the
 // warpgroup; rows: its row table filled for Q, of which the first `valid_rows` lie inside the
 // request (the rest are zero-filled). With negate, the sign of every element is flipped
-// (bmm1_scale < 0, see softmax).
-template <class Tr>
+// (bmm1_scale < 0, see softmax). The fp16 kernel over an e4m3 cache also serves e4m3 queries.
+template <typename T, class Tr>
 __device__ void load_q(const Params& p, const int64_t* rows, int valid_rows, uint32_t q_tile, char* q_ptr,
                        int consumer, int t, bool negate) {
+  if constexpr (Tr::kKvFp8 && std::is_same<T, __half>::value) {
+    if (p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) {
+      load_q_e4m3<Tr>(p, rows, valid_rows, q_ptr, t, negate);
+      cutlass::arch::fence_view_async_shared();  // Q is read by WGMMA (async proxy)
+      warpgroup_sync(consumer);
+      return;
+    }
+  }
   constexpr int kUnitsPerRow = Tr::kHeadDim / 8;  // 16-byte units
   constexpr int kRowsPerPass = kWarpgroupThreads / kUnitsPerRow;
   // A thread copies the same 16-byte column unit of every kRowsPerPass-th row.
