@@ -36,12 +36,37 @@ struct Epilogue {
     return stage + out_chunk(row, byte / 16, chunks) + (byte % 16);
   }
 
+  // Half h of the thread's row `row` (inside the warpgroup's 64) into the staging tile, encoded as
+  // Out (__nv_bfloat16, __half, or uint8_t for e4m3). The tile's chunk count is a constant here:
+  // computed from the runtime output kind, the 32 staging addresses were evaluated in the
+  // prologue and held in registers through the main loop.
+  template <typename Out>
+  __device__ static void stage_dense(const float (&o)[kORegs], char* stage, int row, int h, int quad) {
+    constexpr int kBits = sizeof(Out) * 8;
+    constexpr int kChunks = Tr::kHeadDim * kBits / 8 / 16;
+#pragma unroll
+    for (int j = 0; j < kORegs / 4; ++j) {
+      const float x = o[4 * j + 2 * h];
+      const float y = o[4 * j + 2 * h + 1];
+      char* dst = staged(stage, row, j * 8 + 2 * quad, kBits, kChunks);
+      if constexpr (kBits == 8) {
+        *reinterpret_cast<uint16_t*>(dst) = static_cast<uint16_t>(e4m3x2_bits(x, y));
+      } else {
+        *reinterpret_cast<uint32_t*>(dst) = pack_float2<Out>(x, y);
+      }
+    }
+  }
+
   // o: the accumulators (register 4j + 2h + e: row half h, column 8j + 2 * (lane % 4) + e);
   // rows[h]: packed row of half h; table: the warpgroup's row table (load.cuh fill_row_table),
   // no longer read; stage: this warpgroup's Q region (no longer read).
   __device__ static void run(const Params& p, const Work& w, float (&o)[kORegs], const float (&l)[2],
                              const float (&lse)[2], const int (&rows)[2], int64_t* table, float bmm2, char* stage,
                              int consumer, int t) {
+    // The staging and store addresses derive from t alone; hidden behind an empty asm, they are
+    // computed here rather than hoisted into the prologue and held (or spilled) through the main
+    // loop (ptxas did that: ~270 instructions and 20-30 spilled registers a work item).
+    asm volatile("" : "+r"(t));
     const int lane = t % 32;
     const int quad = lane & 3;
     const int group = p.group_size;
@@ -65,6 +90,7 @@ struct Epilogue {
     const ctxattn_dtype_t kind = p.out_dtype;
     const int bits = value_bits(kind);
     const int chunks = Tr::kHeadDim * bits / 8 / 16;
+    constexpr int kNvfp4Chunks = Tr::kHeadDim / 32;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int row = (t / 32) * 16 + (lane >> 2) + 8 * h;  // row inside the warpgroup's 64
@@ -78,9 +104,9 @@ struct Epilogue {
           amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
           const uint8_t sf = nvfp4_scale_code(amax, p.o_sf_scale);
           const int col = blk * 16 + 2 * quad;
-          *reinterpret_cast<uint8_t*>(staged(stage, row, col, 4, chunks)) =
+          *reinterpret_cast<uint8_t*>(staged(stage, row, col, 4, kNvfp4Chunks)) =
               static_cast<uint8_t>(nvfp4_pair_bits(a[0], a[1], sf, p.o_sf_scale));
-          *reinterpret_cast<uint8_t*>(staged(stage, row, col + 8, 4, chunks)) =
+          *reinterpret_cast<uint8_t*>(staged(stage, row, col + 8, 4, kNvfp4Chunks)) =
               static_cast<uint8_t>(nvfp4_pair_bits(b[0], b[1], sf, p.o_sf_scale));
           if (quad == 0 && rows[h] < w.packed_rows) {
             const int query = p.group_div.div(rows[h]);
@@ -90,21 +116,12 @@ struct Epilogue {
             p.out_scale[nvfp4_scale_offset(sf_row, sf_col, p.out_scale_cols)] = sf;
           }
         }
+      } else if (kind == CTXATTN_DTYPE_FLOAT8_E4M3) {
+        stage_dense<uint8_t>(o, stage, row, h, quad);
+      } else if (kind == CTXATTN_DTYPE_BFLOAT16) {
+        stage_dense<__nv_bfloat16>(o, stage, row, h, quad);
       } else {
-#pragma unroll
-        for (int j = 0; j < kORegs / 4; ++j) {
-          const int col = j * 8 + 2 * quad;
-          const float x = o[4 * j + 2 * h];
-          const float y = o[4 * j + 2 * h + 1];
-          char* dst = staged(stage, row, col, bits, chunks);
-          if (kind == CTXATTN_DTYPE_FLOAT8_E4M3) {
-            *reinterpret_cast<uint16_t*>(dst) = static_cast<uint16_t>(e4m3x2_bits(x, y));
-          } else if (kind == CTXATTN_DTYPE_BFLOAT16) {
-            *reinterpret_cast<uint32_t*>(dst) = pack_float2<__nv_bfloat16>(x, y);
-          } else {
-            *reinterpret_cast<uint32_t*>(dst) = pack_float2<__half>(x, y);
-          }
-        }
+        stage_dense<__half>(o, stage, row, h, quad);
       }
     }
     // Whole rows out, 16 bytes a store; strides count 2-byte elements for 16-bit outputs and
