@@ -32,16 +32,16 @@ struct KeyBand {
     return p > window ? p - window : 0;  // written so that p - window cannot overflow
   }
 
-  // first_packed .. last_packed (inclusive, last >= first) are the block's packed rows inside
-  // the request. kv_len and q_len lie in [0, INT32_MAX], so diag + i = kv_len - (q_len - i) cannot
-  // overflow for i < q_len.
-  __device__ KeyBand(const Params& p, int kv_len_, int q_len, int first_packed, int last_packed, int group) {
+  // first_packed .. last_packed (inclusive, 0 <= first <= last) are the block's packed rows inside
+  // the request (query row = packed row / G, by the call's FastDiv). kv_len and q_len lie in
+  // [0, INT32_MAX], so diag + i = kv_len - (q_len - i) cannot overflow for i < q_len.
+  __device__ KeyBand(const Params& p, int kv_len_, int q_len, int first_packed, int last_packed) {
     kv_len = kv_len_;
     diag = kv_len_ - q_len;
     causal = p.causal;
     window = p.causal ? p.window_left : -1;
-    const int first = first_packed / group;
-    const int last = last_packed / group;
+    const int first = p.group_div.div(first_packed);
+    const int last = p.group_div.div(last_packed);
     hi_first = hi(first);
     lo_last = lo(last);
     key_begin = lo(first);

@@ -26,7 +26,7 @@ struct Work : WorkTile {
   template <int kBlockM>
   __device__ KeyBand band(const Params& p) const {
     const int last = (m0 + kBlockM < packed_rows ? m0 + kBlockM : packed_rows) - 1;
-    return KeyBand(p, kv_len, q_len, m0, last, p.group_size);
+    return KeyBand(p, kv_len, q_len, m0, last);
   }
 
   // The key tiles of kBlockN keys this item visits, lo .. hi (none when hi < lo): the band's, or
