@@ -32,10 +32,16 @@
 namespace ctxattn {
 namespace sm90 {
 
-// Byte offset of element (row, col) in a swizzled tile of `rows` rows (traits.cuh).
+// Byte offset of element (row, col) in a swizzled tile of `rows` rows of 16-bit elements
+// (traits.cuh).
 __device__ __forceinline__ uint32_t swizzled_offset(int row, int col, int rows) {
   return (col / kChunkCols) * rows * kSwizzleBytes + row * kSwizzleBytes +
          ((((col % kChunkCols) / 8) ^ (row % 8)) * 16) + (col % 8) * 2;
+}
+// The same for byte `byte` of row `row` (any element size): chunks of 128-byte rows.
+__device__ __forceinline__ uint32_t swizzled_byte_offset(int row, int byte, int rows) {
+  return (byte / kSwizzleBytes) * rows * kSwizzleBytes + row * kSwizzleBytes +
+         ((((byte % kSwizzleBytes) / 16) ^ (row % 8)) * 16) + (byte % 16);
 }
 
 template <class Tr>
@@ -45,7 +51,7 @@ struct KvProducer {
   static_assert((Tr::kBlockN / 8) * Tr::kChunks <= 32, "one box per lane and tile at page size 8");
   // e4m3: one box per page piece covering the whole row (D bytes), into the raw tile.
   static constexpr int kBoxChunks = Tr::kKvFp8 ? 1 : Tr::kChunks;
-  static constexpr int kElemBytes = Tr::kKvFp8 ? 1 : 2;
+  static constexpr int kElemBytes = Tr::kKvFp8 || Tr::kQkvFp8 ? 1 : 2;
   const CUtensorMap* map_k;
   const CUtensorMap* map_v;
   int rows_per_box;  // min(page_size, kBlockN)
@@ -95,7 +101,7 @@ struct KvProducer {
       char* box = Tr::kKvFp8 ? dst + (piece << log2_rows) * Tr::kHeadDim
                              : dst + chunk * Tr::kKvChunkBytes + (piece << log2_rows) * kSwizzleBytes;
       cute::SM90_TMA_LOAD_4D::copy(map, bar, static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_NORMAL), box,
-                                   chunk * kChunkCols, slot, w.kv_head, page);
+                                   chunk * Tr::kChunkElems, slot, w.kv_head, page);
     }
   }
 
@@ -110,7 +116,7 @@ struct KvProducer {
   __device__ void load_v(const Params& p, const Work& w, char* dst, uint64_t* full, uint64_t* tail, uint32_t& tail_phase,
                          int n, int32_t page, int lane) const {
     const int boxes = valid_boxes(w, n);
-    if constexpr (Tr::kKvFp8) {  // into the raw tile; the wideners zero the tail rows
+    if constexpr (Tr::kKvFp8 || Tr::kQkvFp8) {  // into the raw tile; its readers zero the tail rows
       issue(p, w, map_v, dst, full, n, boxes, page, lane);
       return;
     }
@@ -190,6 +196,60 @@ struct KvWidener {
   }
 };
 
+// e4m3 Q/K/V (Tr::kQkvFp8): the producer warpgroup's warps 1-3 transpose each raw V tile (kBlockN
+// keys x D bytes, in the chunked 128-byte swizzle TMA wrote) into V^T, D rows of kBlockN = 128
+// key bytes with the same swizzle: the K-major B operand of the FP8 P V.
+//
+// The keys of each group of 32 are stored permuted: position 4q + j holds key 2q, 2q + 1, 2q + 8,
+// 2q + 9 (j = 0..3) and position 16 + 4q + j the same keys + 16. That is the order in which a
+// thread of quad position q holds P in its S accumulator (columns 2q, 2q + 1 of each 8-column
+// block), so the FP8 A operand of P V is the accumulator converted in place (mma.cuh). P V sums
+// over keys, so the same permutation on both sides leaves it unchanged.
+//
+// A unit of work: 4 keys (one position quad) x 4 bytes of D: four 4-byte loads from the raw tile,
+// a 4 x 4 byte transpose (PRMT), four 4-byte stores into four V^T rows. Consecutive threads take
+// consecutive position quads of the same four V^T rows, so a warp's stores fill whole 128-byte
+// rows. Keys at and past valid_rows are written as zeros (0 * NaN would survive P = 0).
+template <class Tr>
+struct VTransposer {
+  static_assert(Tr::kQkvFp8 && Tr::kBlockN == 128, "V^T rows are one 128-byte swizzle row of keys");
+  static constexpr int kThreadsWorking = kWidenerWarps * 32;
+  static constexpr int kQuads = Tr::kBlockN / 4;  // position quads of a V^T row
+  static constexpr int kUnits = Tr::kHeadDim / 4 * kQuads;
+
+  // The key at position pos of a 32-key group's permuted order (see above).
+  __device__ static int key_at(int pos) {
+    const int q = (pos % 16) / 4, j = pos % 4;
+    return (pos / 16) * 16 + 2 * q + (j & 1) + (j >> 1) * 8;
+  }
+
+  __device__ static void transpose(const char* raw, char* vt, int valid_rows, int u) {
+    for (int idx = u; idx < kUnits; idx += kThreadsWorking) {
+      const int quad = idx % kQuads;  // positions 4 quad .. 4 quad + 3
+      const int d0 = (idx / kQuads) * 4;
+      const int pos = quad * 4;
+      const int key0 = (pos / 32) * 32 + key_at(pos % 32);  // keys key0, +1, +8, +9
+      uint32_t w[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int key = key0 + (j & 1) + (j >> 1) * 8;
+        w[j] = key < valid_rows
+                   ? *reinterpret_cast<const uint32_t*>(raw + swizzled_byte_offset(key, d0, Tr::kBlockN))
+                   : 0u;
+      }
+      // w[j] holds bytes d0 .. d0 + 3 of key j; out[i] gathers byte i of every key.
+      const uint32_t lo01 = __byte_perm(w[0], w[1], 0x5140), lo23 = __byte_perm(w[2], w[3], 0x5140);
+      const uint32_t hi01 = __byte_perm(w[0], w[1], 0x7362), hi23 = __byte_perm(w[2], w[3], 0x7362);
+      const uint32_t out[4] = {__byte_perm(lo01, lo23, 0x5410), __byte_perm(lo01, lo23, 0x7632),
+                               __byte_perm(hi01, hi23, 0x5410), __byte_perm(hi01, hi23, 0x7632)};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        *reinterpret_cast<uint32_t*>(vt + swizzled_byte_offset(d0 + i, pos, Tr::kHeadDim)) = out[i];
+      }
+    }
+  }
+};
+
 __device__ __forceinline__ void cp_async_16_zfill(uint32_t dst, const void* src, bool valid) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
                : "memory");
@@ -199,32 +259,34 @@ __device__ __forceinline__ void cp_async_16_zfill(uint32_t dst, const void* src,
 // warpgroup. With negate, the sign of every element is flipped (bmm1_scale < 0, see softmax).
 template <class Tr>
 __device__ void load_q(const Params& p, const Work& w, uint32_t q_tile, char* q_ptr, int consumer, int t, bool negate) {
-  constexpr int kUnitsPerRow = Tr::kHeadDim / 8;  // 16-byte units
+  constexpr int kEb = Tr::kElemBytes;
+  constexpr int kUnitsPerRow = Tr::kHeadDim * kEb / 16;  // 16-byte units
   const int group = p.group_size;
   const char* q = static_cast<const char*>(p.q);
   for (int idx = t; idx < kRowsPerWarpgroup * kUnitsPerRow; idx += kWarpgroupThreads) {
     const int row = idx / kUnitsPerRow;
-    const int col = (idx % kUnitsPerRow) * 8;
+    const int byte = (idx % kUnitsPerRow) * 16;
     const int packed = w.m0 + consumer * kRowsPerWarpgroup + row;
     const bool valid = packed < w.packed_rows;
     const char* src = q;
     if (valid) {
       const int64_t token = w.q_start + packed / group;
       const int64_t head = static_cast<int64_t>(w.kv_head) * group + packed % group;
-      src = q + (token * p.q_stride_token + head * p.q_stride_head + col) * 2;
+      src = q + (token * p.q_stride_token + head * p.q_stride_head) * kEb + byte;
     }
-    cp_async_16_zfill(q_tile + swizzled_offset(row, col, kRowsPerWarpgroup), src, valid);
+    cp_async_16_zfill(q_tile + swizzled_byte_offset(row, byte, kRowsPerWarpgroup), src, valid);
   }
   asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
   if (negate) {
+    constexpr uint32_t kSigns = kEb == 2 ? 0x80008000u : 0x80808080u;
     warpgroup_sync(consumer);  // every thread's copies have landed
     for (int idx = t; idx < kRowsPerWarpgroup * kUnitsPerRow; idx += kWarpgroupThreads) {
       uint4* unit = reinterpret_cast<uint4*>(q_ptr + idx * 16);
       uint4 x = *unit;
-      x.x ^= 0x80008000u;
-      x.y ^= 0x80008000u;
-      x.z ^= 0x80008000u;
-      x.w ^= 0x80008000u;
+      x.x ^= kSigns;
+      x.y ^= kSigns;
+      x.z ^= kSigns;
+      x.w ^= kSigns;
       *unit = x;
     }
   }

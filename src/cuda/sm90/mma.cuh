@@ -7,6 +7,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <stdint.h>
 
 #include <utility>
@@ -58,6 +59,18 @@ CTXATTN_SM90_GMMA_OPS(__half, F16, 64)
 CTXATTN_SM90_GMMA_OPS(__half, F16, 128)
 CTXATTN_SM90_GMMA_OPS(__half, F16, 256)
 #undef CTXATTN_SM90_GMMA_OPS
+template <>
+struct SsOp<__nv_fp8_e4m3, 128> {
+  using type = gmma::MMA_64x128x32_F32E4M3E4M3_SS_TN<>;
+};
+template <>
+struct RsOp<__nv_fp8_e4m3, 128> {
+  using type = gmma::MMA_64x128x32_F32E4M3E4M3_RS_TN<>;
+};
+template <>
+struct RsOp<__nv_fp8_e4m3, 256> {
+  using type = gmma::MMA_64x256x32_F32E4M3E4M3_RS_TN<>;
+};
 
 template <class Op, int N, size_t... I>
 __device__ __forceinline__ void ss_fma(uint64_t a, uint64_t b, float (&d)[N], gmma::ScaleOut scale,
@@ -82,6 +95,7 @@ __device__ __forceinline__ void fence_operands(uint32_t (&d)[N]) {
 
 template <typename T, class Tr>
 struct WarpgroupMma {
+  static constexpr float kOScale = 1.0f;  // O as accumulated over the true O
   static constexpr int kSRegs = Tr::kBlockN / 2;   // 64 x kBlockN fp32 over 128 threads
   static constexpr int kORegs = Tr::kHeadDim / 2;  // 64 x D fp32 over 128 threads
   static constexpr int kPRegs = Tr::kBlockN / 4;   // P as packed 16-bit pairs
@@ -129,6 +143,76 @@ struct WarpgroupMma {
   __device__ static void to_operand(const float (&s)[kSRegs], uint32_t (&p)[kPRegs]) {
 #pragma unroll
     for (int i = 0; i < kPRegs; ++i) p[i] = pack_float2<T>(s[2 * i], s[2 * i + 1]);
+  }
+};
+
+// e4m3 Q, K and V (Tr::kQkvFp8) on FP8 WGMMA (k = 32 a step):
+//   S  = Q K^T   both from shared memory, K-major (rows of 128 e4m3 bytes, as loaded)
+//   O += P V     P from registers as e4m3, B = V^T K-major (keys permuted, load.cuh VTransposer)
+// P is quantised as 256 p (p <= 1, so at most 256 < 448): the power of two keeps small
+// probabilities among e4m3's normal numbers, and O is scaled back by kOScale = 1 / 256 once, after
+// the last tile. The denominator l sums the fp32 p (softmax.cuh).
+template <class Tr>
+struct WarpgroupMma<__nv_fp8_e4m3, Tr> {
+  static_assert(Tr::kQkvFp8 && Tr::kBlockN == 128, "the FP8 GEMMs read 128-key tiles");
+  static constexpr int kSRegs = Tr::kBlockN / 2;   // 64 x kBlockN fp32 over 128 threads
+  static constexpr int kORegs = Tr::kHeadDim / 2;  // 64 x D fp32 over 128 threads
+  static constexpr int kPRegs = Tr::kBlockN / 8;   // P as packed e4m3 quads
+  static constexpr float kPScale = 256.0f;
+  static constexpr float kOScale = 1.0f / 256.0f;
+
+  __device__ static void qk(float (&s)[kSRegs], uint32_t q, uint32_t k) {
+    using Op = typename SsOp<__nv_fp8_e4m3, Tr::kBlockN>::type;
+    fence_operands(s);
+    cute::warpgroup_arrive();
+#pragma unroll
+    for (int kk = 0; kk < Tr::kHeadDim / 32; ++kk) {
+      // k step kk: chunk kk / 4 (128 values), 32 bytes a step inside the chunk's 128-byte rows.
+      const uint32_t in_chunk = (kk % 4) * 32;
+      const uint64_t a = sw128_desc(q + (kk / 4) * (kRowsPerWarpgroup * kSwizzleBytes) + in_chunk, 16, kGroupBytes);
+      const uint64_t b = sw128_desc(k + (kk / 4) * Tr::kKvChunkBytes + in_chunk, 16, kGroupBytes);
+      ss_fma<Op>(a, b, s, kk == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One, std::make_index_sequence<kSRegs>{});
+    }
+    cute::warpgroup_commit_batch();
+    fence_operands(s);
+  }
+
+  // vt: V^T, D rows of 128 key bytes (one swizzle row each).
+  __device__ static void pv(float (&o)[kORegs], uint32_t (&p)[kPRegs], uint32_t vt) {
+    using Op = typename RsOp<__nv_fp8_e4m3, Tr::kHeadDim>::type;
+    fence_operands(o);
+    fence_operands(p);
+    cute::warpgroup_arrive();
+#pragma unroll
+    for (int kk = 0; kk < Tr::kBlockN / 32; ++kk) {
+      const uint64_t b = sw128_desc(vt + kk * 32, 16, kGroupBytes);
+      const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
+      rs_fma<Op>(a, b, o, std::make_index_sequence<kORegs>{});
+    }
+    cute::warpgroup_commit_batch();
+    fence_operands(o);
+    fence_operands(p);
+  }
+
+  __device__ static uint32_t quad(float a, float b, float c, float d) {
+    const uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(a * kPScale, b * kPScale), __NV_SATFINITE, __NV_E4M3);
+    const uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(c * kPScale, d * kPScale), __NV_SATFINITE, __NV_E4M3);
+    return (lo & 0xffffu) | (hi << 16);
+  }
+
+  // The A operand of a k32 step holds (row, positions 4q..4q+3), (row + 8, the same), (row,
+  // 16 + 4q..), (row + 8, 16 + 4q..); with V^T's key order (load.cuh) position 4q + j is key
+  // 2q, 2q + 1, 2q + 8, 2q + 9: the thread's own accumulator values of 8-column blocks 0 and 1
+  // (and 2 and 3 for the upper half) of the step's 32 keys.
+  __device__ static void to_operand(const float (&s)[kSRegs], uint32_t (&p)[kPRegs]) {
+#pragma unroll
+    for (int kk = 0; kk < Tr::kBlockN / 32; ++kk) {
+      const float* x = s + 16 * kk;
+      p[4 * kk] = quad(x[0], x[1], x[4], x[5]);
+      p[4 * kk + 1] = quad(x[2], x[3], x[6], x[7]);
+      p[4 * kk + 2] = quad(x[8], x[9], x[12], x[13]);
+      p[4 * kk + 3] = quad(x[10], x[11], x[14], x[15]);
+    }
   }
 };
 

@@ -32,14 +32,23 @@ constexpr int kLaunchRegisters = 168;
 // kKvFp8: the KV cache holds e4m3 (under an fp16 / bf16 query). The producer loads each K / V
 // tile by TMA into a raw byte tile, and the producer warpgroup's other warps widen it into the
 // 16-bit stage the consumers read, so the consumers run exactly the 16-bit kernel.
-template <int kHeadDim_, bool kKvFp8_ = false>
+// kQkvFp8: e4m3 Q, K and V on the FP8 tensor cores. Q and K are read as loaded (128-byte rows of
+// 128 e4m3 values); V is loaded into a raw stage and transposed by the producer warpgroup's other
+// warps into V^T (keys contiguous, the K-major B operand FP8 WGMMA needs), its keys permuted inside
+// each group of 32 so that P needs no shuffle between registers (mma.cuh). Head dims 128 and 256.
+template <int kHeadDim_, bool kKvFp8_ = false, bool kQkvFp8_ = false>
 struct Traits {
   static constexpr int kHeadDim = kHeadDim_;
   static constexpr bool kKvFp8 = kKvFp8_;
+  static constexpr bool kQkvFp8 = kQkvFp8_;
+  static_assert(!(kKvFp8 && kQkvFp8), "one e4m3 mode");
+  static_assert(!kQkvFp8 || kHeadDim >= 128, "FP8 WGMMA path: rows of at least one 128-byte swizzle atom");
+  static constexpr int kElemBytes = kQkvFp8 ? 1 : 2;      // Q, K and the stage V is read from
+  static constexpr int kChunkElems = kSwizzleBytes / kElemBytes;  // elements per 128-byte chunk row
   static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256, "head dim: whole 128-byte chunks, at most 256 (WGMMA N)");
   static constexpr int kBlockM = kConsumerWarpgroups * kRowsPerWarpgroup;
   // Keys per tile: 128 while Q, two K and two V stages fit in 227 KB; D = 256 halves it.
-  static constexpr int kBlockN = kHeadDim <= 128 ? 128 : 64;
+  static constexpr int kBlockN = kHeadDim <= 128 || kQkvFp8 ? 128 : 64;
   // Two K/V stages. Three fit for D <= 128 (224 KB at D = 128) but measured slower on the H200
   // (long_8k 567 against 594 TFLOP/s, batch_1k -9%; docs/perf-notes.md, sm90 v3).
   static constexpr int kStages = 2;
@@ -48,21 +57,23 @@ struct Traits {
   // schedule cost 15% at D = 64 (short GEMMs, so the softmax's extra branches show) and measured
   // even at D = 128, so those keep the plain schedule (docs/perf-notes.md, sm90 v3).
   static constexpr bool kLazySchedule = kHeadDim == 256;
-  static constexpr int kChunks = kHeadDim / kChunkCols;
+  static constexpr int kChunks = kHeadDim / kChunkElems;
   // e4m3 KV: the producer warpgroup's warps 1-3 widen the raw tiles and need a few more
   // registers. setmaxnreg moves registers inside the CTA's launch allocation (384 x 168 =
   // 64512): 128 * 40 + 256 * 232 = 64512 fits; 240 for the consumers would wait forever. The
   // wideners use the 40 to keep four 16-byte units in flight a thread.
-  static constexpr int kProducerRegs = kKvFp8 ? 40 : kProducerRegisters;
-  static constexpr int kConsumerRegs = kKvFp8 ? 232 : kConsumerRegisters;
+  static constexpr int kProducerRegs = kKvFp8 || kQkvFp8 ? 40 : kProducerRegisters;
+  static constexpr int kConsumerRegs = kKvFp8 || kQkvFp8 ? 232 : kConsumerRegisters;
   static_assert(kWarpgroupThreads * (kProducerRegs + kConsumerWarpgroups * kConsumerRegs) <= kThreads * kLaunchRegisters,
                 "setmaxnreg redistributes the launch allocation only");
   // A split piece's partial per consumer warpgroup (cuda/common/split.cuh): O (D / 2 fp32 a
   // thread), a maximum and a denominator for each of a thread's two rows.
   static constexpr int kSplitGroupFloats = (kHeadDim / 2 + 2 * 2) * kWarpgroupThreads;
 
+  // A consumer warpgroup's Q region; it also stages the 16-bit output rows, so e4m3 Q (half of
+  // it) keeps the 16-bit size.
   static constexpr int kQWarpgroupBytes = kRowsPerWarpgroup * kHeadDim * 2;
-  static constexpr int kKvTileBytes = kBlockN * kHeadDim * 2;
+  static constexpr int kKvTileBytes = kBlockN * kHeadDim * kElemBytes;  // kQkvFp8: V^T is D x 128 bytes
   static constexpr int kKvChunkBytes = kBlockN * kSwizzleBytes;  // one column chunk of a K/V tile
 
   // Shared-memory plan (bytes from the 1024-aligned base).
@@ -72,13 +83,13 @@ struct Traits {
   // e4m3 K and V as loaded, [kBlockN][D] bytes, row-major (no swizzle): two raw stages each,
   // so the next tile's load is under way while the wideners read this one (D = 256: one, as
   // 2 x 32 KB more would not fit).
-  static constexpr int kRawTileBytes = kKvFp8 ? kBlockN * kHeadDim : 0;
+  static constexpr int kRawTileBytes = kKvFp8 || kQkvFp8 ? kBlockN * kHeadDim : 0;
   static constexpr int kRawStages = kHeadDim <= 128 ? 2 : 1;
   static constexpr int kSmemRawK = kSmemV + kStages * kKvTileBytes;
-  static constexpr int kSmemRawV = kSmemRawK + kRawStages * kRawTileBytes;
+  static constexpr int kSmemRawV = kSmemRawK + (kKvFp8 ? kRawStages * kRawTileBytes : 0);  // kQkvFp8: V only
   static constexpr int kSmemBarriers = kSmemRawV + kRawStages * kRawTileBytes;
   // full/empty for K and V per stage, V tail, and (e4m3) full/empty for the raw K and V stages.
-  static constexpr int kNumBarriers = 4 * kStages + 1 + (kKvFp8 ? 4 * kRawStages : 0);
+  static constexpr int kNumBarriers = 4 * kStages + 1 + (kKvFp8 || kQkvFp8 ? 4 * kRawStages : 0);
   // +1024: the dynamic shared-memory base is only 16-byte aligned; the kernel rounds it up.
   static constexpr int kSmemBytes = kSmemBarriers + kNumBarriers * 8 + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "shared memory of one Hopper CTA");
