@@ -56,7 +56,9 @@ struct Traits {
   // tile is waited for: +7% on d256 on the H200 (O is 128 registers a thread there). The same
   // schedule cost 15% at D = 64 (short GEMMs, so the softmax's extra branches show) and measured
   // even at D = 128, so those keep the plain schedule (docs/perf-notes.md, sm90 v3).
-  static constexpr bool kLazySchedule = kHeadDim == 256;
+  // Not with e4m3 P: lazy rescaling lets p reach 2^8, which the scaled e4m3 P (mma.cuh) cannot
+  // hold.
+  static constexpr bool kLazySchedule = kHeadDim == 256 && !kQkvFp8;
   static constexpr int kChunks = kHeadDim / kChunkElems;
   // e4m3 KV: the producer warpgroup's warps 1-3 widen the raw tiles and need a few more
   // registers. setmaxnreg moves registers inside the CTA's launch allocation (384 x 168 =
