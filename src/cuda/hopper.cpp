@@ -92,8 +92,11 @@ Status make_pool_map(const Params& p, const void* base, int64_t stride_page, int
   return Status::Ok();
 }
 
+// Keys a tile (the same for every element type of a head dim; the TMA box rows follow it).
 int block_n_for(const Params& p) {
-  if (p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) return sm90::Traits<128, false, true>::kBlockN;
+  static_assert(sm90::Traits<128, false, true>::kBlockN == sm90::Traits<128>::kBlockN &&
+                    sm90::Traits<256, false, true>::kBlockN == sm90::Traits<256>::kBlockN,
+                "one tile height a head dim");
   switch (p.head_dim) {
     case 64: return sm90::Traits<64>::kBlockN;
     case 128: return sm90::Traits<128>::kBlockN;

@@ -197,8 +197,9 @@ struct KvWidener {
 };
 
 // e4m3 Q/K/V (Tr::kQkvFp8): the producer warpgroup's warps 1-3 transpose each raw V tile (kBlockN
-// keys x D bytes, in the chunked 128-byte swizzle TMA wrote) into V^T, D rows of kBlockN = 128
-// key bytes with the same swizzle: the K-major B operand of the FP8 P V.
+// keys x D bytes, in the chunked 128-byte swizzle TMA wrote) into V^T, D rows of kBlockN key
+// bytes, 128-byte swizzle for 128 keys and 64-byte swizzle for 64 (D = 256): the K-major B operand
+// of the FP8 P V.
 //
 // The keys of each group of 32 are stored permuted: position 4q + j holds key 2q, 2q + 1, 2q + 8,
 // 2q + 9 (j = 0..3) and position 16 + 4q + j the same keys + 16. That is the order in which a
@@ -212,10 +213,17 @@ struct KvWidener {
 // rows. Keys at and past valid_rows are written as zeros (0 * NaN would survive P = 0).
 template <class Tr>
 struct VTransposer {
-  static_assert(Tr::kQkvFp8 && Tr::kBlockN == 128, "V^T rows are one 128-byte swizzle row of keys");
+  static_assert(Tr::kQkvFp8 && (Tr::kBlockN == 128 || Tr::kBlockN == 64), "V^T rows: one swizzle row of keys");
   static constexpr int kThreadsWorking = kWidenerWarps * 32;
   static constexpr int kQuads = Tr::kBlockN / 4;  // position quads of a V^T row
   static constexpr int kUnits = Tr::kHeadDim / 4 * kQuads;
+
+  // Byte `pos` of V^T row d: 128-byte rows swizzle 16-byte units with d % 8, 64-byte rows (the
+  // 64-byte swizzle: address bits 4-5 with bits 7-8) with (d / 2) % 4.
+  __device__ static uint32_t offset(int d, int pos) {
+    const int swizzle = Tr::kBlockN == 128 ? d % 8 : (d / 2) % 4;
+    return d * Tr::kBlockN + (((pos / 16) ^ swizzle) * 16) + pos % 16;
+  }
 
   // The key at position pos of a 32-key group's permuted order (see above).
   __device__ static int key_at(int pos) {
@@ -244,7 +252,7 @@ struct VTransposer {
                                __byte_perm(hi01, hi23, 0x5410), __byte_perm(hi01, hi23, 0x7632)};
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        *reinterpret_cast<uint32_t*>(vt + swizzled_byte_offset(d0 + i, pos, Tr::kHeadDim)) = out[i];
+        *reinterpret_cast<uint32_t*>(vt + offset(d0 + i, pos)) = out[i];
       }
     }
   }

@@ -38,6 +38,18 @@ __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint
 
 constexpr uint32_t kGroupBytes = 8 * kSwizzleBytes;  // 8 rows of one chunk: the swizzle period
 
+// The same for a K-major operand of 64-byte rows with the 64-byte swizzle (8-row groups of 512
+// bytes): V^T of 64-key tiles in the FP8 path.
+__device__ __forceinline__ uint64_t sw64_desc(uint32_t addr) {
+  cute::GmmaDescriptor d;
+  d.bitfield.start_address_ = static_cast<uint16_t>(addr >> 4);
+  d.bitfield.leading_byte_offset_ = 1;
+  d.bitfield.stride_byte_offset_ = static_cast<uint16_t>(512 >> 4);
+  d.bitfield.base_offset_ = 0;  // every tile starts on 1024 bytes
+  d.bitfield.layout_type_ = static_cast<uint8_t>(gmma::LayoutType::B64);
+  return d.desc_;
+}
+
 // The GMMA atoms by (element type, N).
 template <typename T, int N>
 struct SsOp;
@@ -59,6 +71,10 @@ CTXATTN_SM90_GMMA_OPS(__half, F16, 64)
 CTXATTN_SM90_GMMA_OPS(__half, F16, 128)
 CTXATTN_SM90_GMMA_OPS(__half, F16, 256)
 #undef CTXATTN_SM90_GMMA_OPS
+template <>
+struct SsOp<__nv_fp8_e4m3, 64> {
+  using type = gmma::MMA_64x64x32_F32E4M3E4M3_SS_TN<>;
+};
 template <>
 struct SsOp<__nv_fp8_e4m3, 128> {
   using type = gmma::MMA_64x128x32_F32E4M3E4M3_SS_TN<>;
@@ -155,7 +171,7 @@ struct WarpgroupMma {
 // (softmax.cuh).
 template <class Tr>
 struct WarpgroupMma<__nv_fp8_e4m3, Tr> {
-  static_assert(Tr::kQkvFp8 && Tr::kBlockN == 128, "the FP8 GEMMs read 128-key tiles");
+  static_assert(Tr::kQkvFp8 && (Tr::kBlockN == 128 || Tr::kBlockN == 64), "V^T rows: one 128- or 64-byte swizzle row");
   static_assert(!Tr::kLazySchedule, "256 p must stay within e4m3's range: p <= 1");
   static constexpr int kSRegs = Tr::kBlockN / 2;   // 64 x kBlockN fp32 over 128 threads
   static constexpr int kORegs = Tr::kHeadDim / 2;  // 64 x D fp32 over 128 threads
@@ -179,7 +195,7 @@ struct WarpgroupMma<__nv_fp8_e4m3, Tr> {
     fence_operands(s);
   }
 
-  // vt: V^T, D rows of 128 key bytes (one swizzle row each).
+  // vt: V^T, D rows of kBlockN key bytes (one 128- or 64-byte swizzle row each).
   __device__ static void pv(float (&o)[kORegs], uint32_t (&p)[kPRegs], uint32_t vt) {
     using Op = typename RsOp<__nv_fp8_e4m3, Tr::kHeadDim>::type;
     fence_operands(o);
@@ -187,7 +203,7 @@ struct WarpgroupMma<__nv_fp8_e4m3, Tr> {
     cute::warpgroup_arrive();
 #pragma unroll
     for (int kk = 0; kk < Tr::kBlockN / 32; ++kk) {
-      const uint64_t b = sw128_desc(vt + kk * 32, 16, kGroupBytes);
+      const uint64_t b = Tr::kBlockN == 128 ? sw128_desc(vt + kk * 32, 16, kGroupBytes) : sw64_desc(vt + kk * 32);
       const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
       rs_fma<Op>(a, b, o, std::make_index_sequence<kORegs>{});
     }

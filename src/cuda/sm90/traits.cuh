@@ -48,7 +48,7 @@ struct Traits {
   static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256, "head dim: whole 128-byte chunks, at most 256 (WGMMA N)");
   static constexpr int kBlockM = kConsumerWarpgroups * kRowsPerWarpgroup;
   // Keys per tile: 128 while Q, two K and two V stages fit in 227 KB; D = 256 halves it.
-  static constexpr int kBlockN = kHeadDim <= 128 || kQkvFp8 ? 128 : 64;
+  static constexpr int kBlockN = kHeadDim <= 128 ? 128 : 64;
   // Two K/V stages. Three fit for D <= 128 (224 KB at D = 128) but measured slower on the H200
   // (long_8k 567 against 594 TFLOP/s, batch_1k -9%; docs/perf-notes.md, sm90 v3).
   static constexpr int kStages = 2;
@@ -75,7 +75,7 @@ struct Traits {
   // A consumer warpgroup's Q region; it also stages the 16-bit output rows, so e4m3 Q (half of
   // it) keeps the 16-bit size.
   static constexpr int kQWarpgroupBytes = kRowsPerWarpgroup * kHeadDim * 2;
-  static constexpr int kKvTileBytes = kBlockN * kHeadDim * kElemBytes;  // kQkvFp8: V^T is D x 128 bytes
+  static constexpr int kKvTileBytes = kBlockN * kHeadDim * kElemBytes;  // kQkvFp8: V^T, D rows of kBlockN bytes
   static constexpr int kKvChunkBytes = kBlockN * kSwizzleBytes;  // one column chunk of a K/V tile
 
   // Shared-memory plan (bytes from the 1024-aligned base).
@@ -84,9 +84,9 @@ struct Traits {
   static constexpr int kSmemV = kSmemK + kStages * kKvTileBytes;
   // e4m3 K and V as loaded, [kBlockN][D] bytes, row-major (no swizzle): two raw stages each,
   // so the next tile's load is under way while the wideners read this one (D = 256: one, as
-  // 2 x 32 KB more would not fit).
+  // 2 x 32 KB more would not fit; e4m3 Q/K/V, with V alone raw, keeps two).
   static constexpr int kRawTileBytes = kKvFp8 || kQkvFp8 ? kBlockN * kHeadDim : 0;
-  static constexpr int kRawStages = kHeadDim <= 128 ? 2 : 1;
+  static constexpr int kRawStages = kHeadDim <= 128 || kQkvFp8 ? 2 : 1;
   static constexpr int kSmemRawK = kSmemV + kStages * kKvTileBytes;
   static constexpr int kSmemRawV = kSmemRawK + (kKvFp8 ? kRawStages * kRawTileBytes : 0);  // kQkvFp8: V only
   static constexpr int kSmemBarriers = kSmemRawV + kRawStages * kRawTileBytes;
