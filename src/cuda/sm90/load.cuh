@@ -25,6 +25,7 @@
 #include <cutlass/arch/barrier.h>
 
 #include "core/params.h"
+#include "cuda/sm90/fp8_layout.h"
 #include "cuda/sm90/pipeline.cuh"
 #include "cuda/sm90/traits.cuh"
 #include "cuda/sm90/work.cuh"
@@ -201,11 +202,9 @@ struct KvWidener {
 // bytes, 128-byte swizzle for 128 keys and 64-byte swizzle for 64 (D = 256): the K-major B operand
 // of the FP8 P V.
 //
-// The keys of each group of 32 are stored permuted: position 4q + j holds key 2q, 2q + 1, 2q + 8,
-// 2q + 9 (j = 0..3) and position 16 + 4q + j the same keys + 16. That is the order in which a
-// thread of quad position q holds P in its S accumulator (columns 2q, 2q + 1 of each 8-column
-// block), so the FP8 A operand of P V is the accumulator converted in place (mma.cuh). P V sums
-// over keys, so the same permutation on both sides leaves it unchanged.
+// The keys of each group of 32 are stored in fp8::key_at's order, the order in which a thread
+// holds P in its S accumulator, so the FP8 A operand of P V is the accumulator converted in place
+// (fp8_layout.h, mma.cuh).
 //
 // A unit of work: 4 keys (one position quad) x 4 bytes of D: four 4-byte loads from the raw tile,
 // a 4 x 4 byte transpose (PRMT), four 4-byte stores into four V^T rows. Consecutive threads take
@@ -218,29 +217,17 @@ struct VTransposer {
   static constexpr int kQuads = Tr::kBlockN / 4;  // position quads of a V^T row
   static constexpr int kUnits = Tr::kHeadDim / 4 * kQuads;
 
-  // Byte `pos` of V^T row d: 128-byte rows swizzle 16-byte units with d % 8, 64-byte rows (the
-  // 64-byte swizzle: address bits 4-5 with bits 7-8) with (d / 2) % 4.
-  __device__ static uint32_t offset(int d, int pos) {
-    const int swizzle = Tr::kBlockN == 128 ? d % 8 : (d / 2) % 4;
-    return d * Tr::kBlockN + (((pos / 16) ^ swizzle) * 16) + pos % 16;
-  }
-
-  // The key at position pos of a 32-key group's permuted order (see above).
-  __device__ static int key_at(int pos) {
-    const int q = (pos % 16) / 4, j = pos % 4;
-    return (pos / 16) * 16 + 2 * q + (j & 1) + (j >> 1) * 8;
-  }
+  __device__ static uint32_t offset(int d, int pos) { return fp8::vt_offset(d, pos, Tr::kBlockN); }
 
   __device__ static void transpose(const char* raw, char* vt, int valid_rows, int u) {
     for (int idx = u; idx < kUnits; idx += kThreadsWorking) {
       const int quad = idx % kQuads;  // positions 4 quad .. 4 quad + 3
       const int d0 = (idx / kQuads) * 4;
       const int pos = quad * 4;
-      const int key0 = (pos / 32) * 32 + key_at(pos % 32);  // keys key0, +1, +8, +9
       uint32_t w[4];
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        const int key = key0 + (j & 1) + (j >> 1) * 8;
+        const int key = (pos / 32) * 32 + fp8::key_at(pos % 32 + j);  // the key of position pos + j
         w[j] = key < valid_rows
                    ? *reinterpret_cast<const uint32_t*>(raw + swizzled_byte_offset(key, d0, Tr::kBlockN))
                    : 0u;

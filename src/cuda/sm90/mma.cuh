@@ -16,6 +16,7 @@
 #include <cute/arch/mma_sm90_gmma.hpp>
 
 #include "cuda/common/convert.cuh"
+#include "cuda/sm90/fp8_layout.h"
 #include "cuda/sm90/traits.cuh"
 
 namespace ctxattn {
@@ -218,18 +219,16 @@ struct WarpgroupMma<__nv_fp8_e4m3, Tr> {
     return (lo & 0xffffu) | (hi << 16);
   }
 
-  // The A operand of a k32 step holds (row, positions 4q..4q+3), (row + 8, the same), (row,
-  // 16 + 4q..), (row + 8, 16 + 4q..); with V^T's key order (load.cuh) position 4q + j is key
-  // 2q, 2q + 1, 2q + 8, 2q + 9: the thread's own accumulator values of 8-column blocks 0 and 1
-  // (and 2 and 3 for the upper half) of the step's 32 keys.
+  // The A operand of a k32 step from the thread's own accumulator values (fp8_layout.h: V^T's key
+  // order makes them line up; tests/cpp/test_sm90_fp8_layout.cpp checks it).
   __device__ static void to_operand(const float (&s)[kSRegs], uint32_t (&p)[kPRegs]) {
 #pragma unroll
     for (int kk = 0; kk < Tr::kBlockN / 32; ++kk) {
-      const float* x = s + 16 * kk;
-      p[4 * kk] = quad(x[0], x[1], x[4], x[5]);
-      p[4 * kk + 1] = quad(x[2], x[3], x[6], x[7]);
-      p[4 * kk + 2] = quad(x[8], x[9], x[12], x[13]);
-      p[4 * kk + 3] = quad(x[10], x[11], x[14], x[15]);
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        p[4 * kk + r] = quad(s[fp8::a_source(kk, r, 0)], s[fp8::a_source(kk, r, 1)], s[fp8::a_source(kk, r, 2)],
+                             s[fp8::a_source(kk, r, 3)]);
+      }
     }
   }
 };

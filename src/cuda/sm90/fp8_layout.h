@@ -1,0 +1,50 @@
+// Index maps of the Hopper kernel's FP8 P V (e4m3 Q/K/V), shared by the kernel (mma.cuh,
+// load.cuh) and a host test (tests/cpp/test_sm90_fp8_layout.cpp).
+//
+// The S accumulator and the FP8 A operand of WGMMA lay a row's columns out differently across a
+// thread's registers (PTX ISA, wgmma register fragments): the accumulator gives the thread of
+// quad position q columns 2q, 2q + 1 of each 8-column block, the k32 A operand wants k positions
+// 4q .. 4q + 3 and 16 + 4q .. 16 + 4q + 3 of each 32. Rather than exchanging values between
+// threads, V^T stores the keys of each 32-key group in the order the accumulator already has:
+// P V sums over keys, and the same permutation on P and V leaves it unchanged.
+#pragma once
+
+#include "core/host_device.h"
+
+namespace ctxattn {
+namespace sm90 {
+namespace fp8 {
+
+// ---- the hardware's fragments (PTX ISA) ----
+// f32 accumulator of m64nNk*: register i of a thread holds row half (i / 2) % 2 (rows g and g + 8
+// of its warp's 16) and column 8 (i / 4) + 2q + i % 2, q = lane % 4.
+CTXATTN_HD int acc_row_half(int i) { return (i / 2) % 2; }
+CTXATTN_HD int acc_column(int i, int q) { return 8 * (i / 4) + 2 * q + i % 2; }
+// e4m3 A operand of m64nNk32: byte b of register r holds row half r % 2 and k position
+// 16 (r / 2) + 4q + b.
+CTXATTN_HD int a_row_half(int r) { return r % 2; }
+CTXATTN_HD int a_position(int r, int b, int q) { return 16 * (r / 2) + 4 * q + b; }
+
+// ---- ctxattn's choices ----
+// The key V^T stores at position pos (0 .. 31) of a 32-key group: positions 4q .. 4q + 3 hold keys
+// 2q, 2q + 1, 2q + 8, 2q + 9, positions 16 + 4q .. the same keys + 16.
+CTXATTN_HD int key_at(int pos) {
+  const int q = (pos % 16) / 4, j = pos % 4;
+  return (pos / 16) * 16 + 2 * q + (j & 1) + (j >> 1) * 8;
+}
+// The accumulator register that becomes byte b of A register r in k step kk: with key_at's order
+// it is the thread's own (same row half, key 32 kk + key_at(a_position(r, b, q)) for every q).
+CTXATTN_HD constexpr int a_source(int kk, int r, int b) {
+  return 16 * kk + 8 * (r / 2) + 4 * (b >> 1) + 2 * (r % 2) + (b & 1);
+}
+// Byte offset of position pos of V^T row d in a tile of rows of block_n bytes: 128-byte rows with
+// the 128-byte swizzle (16-byte unit ^ d % 8), 64-byte rows with the 64-byte swizzle (address bits
+// 4-5 ^ bits 7-8: unit ^ (d / 2) % 4). WGMMA reads them through a descriptor of that swizzle.
+CTXATTN_HD int vt_offset(int d, int pos, int block_n) {
+  const int swizzle = block_n == 128 ? d % 8 : (d / 2) % 4;
+  return d * block_n + (((pos / 16) ^ swizzle) * 16) + pos % 16;
+}
+
+}  // namespace fp8
+}  // namespace sm90
+}  // namespace ctxattn

@@ -1,0 +1,80 @@
+// The index maps of the Hopper kernel's FP8 P V (src/cuda/sm90/fp8_layout.h), checked on the
+// host: the A operand built from a thread's own accumulator registers must hold, in every byte,
+// the P value of the key that V^T stores at that k position, for every thread and k step; the
+// key order must be a permutation; the V^T swizzle must place every byte of a tile exactly once.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <vector>
+
+#include "cuda/sm90/fp8_layout.h"
+
+namespace ctxattn_test {
+namespace {
+
+namespace fp8 = ctxattn::sm90::fp8;
+
+TEST(Sm90Fp8Layout, KeyOrderIsAPermutationOfEachGroupOf32) {
+  std::set<int> keys;
+  for (int pos = 0; pos < 32; ++pos) {
+    const int key = fp8::key_at(pos);
+    EXPECT_GE(key, 0);
+    EXPECT_LT(key, 32);
+    keys.insert(key);
+  }
+  EXPECT_EQ(keys.size(), 32u);
+}
+
+TEST(Sm90Fp8Layout, TheAOperandHoldsThePOfTheKeyVtStoresThere) {
+  for (int block_n : {64, 128}) {
+    for (int kk = 0; kk < block_n / 32; ++kk) {
+      for (int q = 0; q < 4; ++q) {
+        for (int r = 0; r < 4; ++r) {
+          for (int b = 0; b < 4; ++b) {
+            SCOPED_TRACE("block_n " + std::to_string(block_n) + " kk " + std::to_string(kk) + " q " +
+                         std::to_string(q) + " r " + std::to_string(r) + " b " + std::to_string(b));
+            const int i = fp8::a_source(kk, r, b);
+            ASSERT_GE(i, 0);
+            ASSERT_LT(i, block_n / 2);  // one of the thread's S registers
+            EXPECT_EQ(fp8::acc_row_half(i), fp8::a_row_half(r));
+            const int position = fp8::a_position(r, b, q);
+            EXPECT_EQ(fp8::acc_column(i, q), 32 * kk + fp8::key_at(position));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Sm90Fp8Layout, EverySRegisterFeedsTheAOperandOnce) {
+  for (int block_n : {64, 128}) {
+    std::vector<int> uses(block_n / 2, 0);
+    for (int kk = 0; kk < block_n / 32; ++kk) {
+      for (int r = 0; r < 4; ++r) {
+        for (int b = 0; b < 4; ++b) ++uses[fp8::a_source(kk, r, b)];
+      }
+    }
+    for (int i = 0; i < block_n / 2; ++i) EXPECT_EQ(uses[i], 1) << "S register " << i;
+  }
+}
+
+TEST(Sm90Fp8Layout, VtSwizzlePlacesEveryByteOfATileOnce) {
+  for (int block_n : {64, 128}) {
+    for (int head_dim : {128, 256}) {
+      std::vector<int> hits(static_cast<size_t>(block_n) * head_dim, 0);
+      for (int d = 0; d < head_dim; ++d) {
+        for (int pos = 0; pos < block_n; ++pos) {
+          const int off = fp8::vt_offset(d, pos, block_n);
+          ASSERT_GE(off, d * block_n);  // inside its own row
+          ASSERT_LT(off, (d + 1) * block_n);
+          EXPECT_EQ(off % 4, pos % 4);  // 4-byte words stay whole (the transposer stores words)
+          ++hits[off];
+        }
+      }
+      for (size_t k = 0; k < hits.size(); ++k) ASSERT_EQ(hits[k], 1) << "byte " << k;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ctxattn_test
