@@ -76,5 +76,16 @@ TEST(Sm90Fp8Layout, VtSwizzlePlacesEveryByteOfATileOnce) {
   }
 }
 
+TEST(Sm90Fp8Layout, FourByFourByteTranspose) {
+  const uint32_t w[4] = {0x03020100u, 0x13121110u, 0x23222120u, 0x33323130u};  // byte i of key j: 0xji
+  uint32_t out[4];
+  fp8::transpose_4x4(w, out);
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      EXPECT_EQ((out[i] >> (8 * j)) & 0xffu, static_cast<uint32_t>(16 * j + i)) << "row " << i << " key " << j;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ctxattn_test

@@ -9,6 +9,8 @@
 // P V sums over keys, and the same permutation on P and V leaves it unchanged.
 #pragma once
 
+#include <stdint.h>
+
 #include "core/host_device.h"
 
 namespace ctxattn {
@@ -43,6 +45,30 @@ CTXATTN_HD constexpr int a_source(int kk, int r, int b) {
 CTXATTN_HD int vt_offset(int d, int pos, int block_n) {
   const int swizzle = block_n == 128 ? d % 8 : (d / 2) % 4;
   return d * block_n + (((pos / 16) ^ swizzle) * 16) + pos % 16;
+}
+
+// __byte_perm(x, y, s): byte k of the result is byte (s >> 4k) & 7 of the eight bytes y:x (x the
+// low four); the host form follows the same rule.
+CTXATTN_HD uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
+#if defined(__CUDA_ARCH__)
+  return __byte_perm(x, y, s);
+#else
+  const uint64_t v = (static_cast<uint64_t>(y) << 32) | x;
+  uint32_t r = 0;
+  for (int k = 0; k < 4; ++k) r |= static_cast<uint32_t>((v >> (8 * ((s >> (4 * k)) & 7))) & 0xffu) << (8 * k);
+  return r;
+#endif
+}
+
+// A 4 x 4 byte transpose: w[j] holds bytes 0..3 of key j (four consecutive d), out[i] gets byte i
+// of every key, key j in byte j (one V^T row's four positions).
+CTXATTN_HD void transpose_4x4(const uint32_t (&w)[4], uint32_t (&out)[4]) {
+  const uint32_t lo01 = byte_perm(w[0], w[1], 0x5140), lo23 = byte_perm(w[2], w[3], 0x5140);
+  const uint32_t hi01 = byte_perm(w[0], w[1], 0x7362), hi23 = byte_perm(w[2], w[3], 0x7362);
+  out[0] = byte_perm(lo01, lo23, 0x5410);
+  out[1] = byte_perm(lo01, lo23, 0x7632);
+  out[2] = byte_perm(hi01, hi23, 0x5410);
+  out[3] = byte_perm(hi01, hi23, 0x7632);
 }
 
 }  // namespace fp8

@@ -233,10 +233,8 @@ struct VTransposer {
                    : 0u;
       }
       // w[j] holds bytes d0 .. d0 + 3 of key j; out[i] gathers byte i of every key.
-      const uint32_t lo01 = __byte_perm(w[0], w[1], 0x5140), lo23 = __byte_perm(w[2], w[3], 0x5140);
-      const uint32_t hi01 = __byte_perm(w[0], w[1], 0x7362), hi23 = __byte_perm(w[2], w[3], 0x7362);
-      const uint32_t out[4] = {__byte_perm(lo01, lo23, 0x5410), __byte_perm(lo01, lo23, 0x7632),
-                               __byte_perm(hi01, hi23, 0x5410), __byte_perm(hi01, hi23, 0x7632)};
+      uint32_t out[4];
+      fp8::transpose_4x4(w, out);
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         *reinterpret_cast<uint32_t*>(vt + offset(d0 + i, pos)) = out[i];
