@@ -87,5 +87,49 @@ TEST(Sm90Fp8Layout, FourByFourByteTranspose) {
   }
 }
 
+// The ldmatrix.trans / stmatrix transpose, simulated with the instructions' fragment layouts
+// (PTX ISA): every step of every thread writes each V^T byte of its group and unit once, with the
+// byte of the key key_at names.
+TEST(Sm90Fp8Layout, LdmatrixTransposeWritesVtInKeyOrder) {
+  // Each V^T byte's source (key, d) is identified in two runs: one where a raw byte holds its key,
+  // one where it holds its d.
+  for (int run = 0; run < 2; ++run) {
+    auto raw = [&](int key, int d) { return static_cast<uint8_t>(run == 0 ? key : d); };
+    uint8_t vt[16][32];
+    int hits[16][32] = {};
+    for (int t = 0; t < 32; ++t) {
+      const int j = t / 4, q = t % 4;
+      uint32_t r[4];
+      for (int m = 0; m < 4; ++m) {
+        // ldmatrix.trans: register m of thread t = (M[2q][j], M[2q + 1][j]), M's row i being the
+        // row lane 8 m + i supplied, element j its bytes 2 j, 2 j + 1.
+        const int k0 = fp8::ldsm_key(8 * m + 2 * q), k1 = fp8::ldsm_key(8 * m + 2 * q + 1);
+        r[m] = static_cast<uint32_t>(raw(k0, 2 * j)) | static_cast<uint32_t>(raw(k0, 2 * j + 1)) << 8 |
+               static_cast<uint32_t>(raw(k1, 2 * j)) << 16 | static_cast<uint32_t>(raw(k1, 2 * j + 1)) << 24;
+      }
+      uint32_t w[4];
+      fp8::stored_words(r, w);
+      for (int m = 0; m < 4; ++m) {
+        // stmatrix: register m of thread t goes to matrix m, row j, bytes 4 q .. 4 q + 3; the
+        // row's address comes from lane 8 m + j.
+        const int lane = 8 * m + j;
+        for (int b = 0; b < 4; ++b) {
+          const int d = fp8::stsm_d(lane), pos = fp8::stsm_pos(lane) + 4 * q + b;
+          ASSERT_LT(d, 16);
+          ASSERT_LT(pos, 32);
+          vt[d][pos] = static_cast<uint8_t>(w[m] >> (8 * b));
+          ++hits[d][pos];
+        }
+      }
+    }
+    for (int d = 0; d < 16; ++d) {
+      for (int pos = 0; pos < 32; ++pos) {
+        ASSERT_EQ(hits[d][pos], 1) << "d " << d << " pos " << pos;
+        EXPECT_EQ(vt[d][pos], raw(fp8::key_at(pos), d)) << (run == 0 ? "key" : "d") << ", d " << d << " pos " << pos;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ctxattn_test

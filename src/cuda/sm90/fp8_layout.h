@@ -47,6 +47,20 @@ CTXATTN_HD int vt_offset(int d, int pos, int block_n) {
   return d * block_n + (((pos / 16) ^ swizzle) * 16) + pos % 16;
 }
 
+// ---- the V transpose by ldmatrix.trans and stmatrix (load.cuh VTransposer) ----
+// One step moves the 32 keys of group g and the 16 d bytes of column unit u of the raw V tile
+// ([key][d] bytes): ldmatrix.x4.trans reads four 8 x 8 matrices of 16-bit elements, lane l
+// supplying the row of key 32 g + l (matrix l / 8, row l % 8); thread t (j = t / 4, q = t % 4) then
+// holds in register m the bytes (key 8 m + 2 q, d 2 j), (8 m + 2 q, 2 j + 1), (8 m + 2 q + 1, 2 j),
+// (8 m + 2 q + 1, 2 j + 1) (keys inside the group, d inside the unit). Two byte_perm per pair of
+// registers gather V^T words: stored_word(R, w) for w = 0 .. 3 is V^T row 2 j + w % 2 at positions
+// 16 (w / 2) + 4 q .. + 3, whose keys key_at lists (2 q, 2 q + 1, 2 q + 8, 2 q + 9, + 16 for w >= 2).
+// stmatrix.x4 writes word w as matrix w, row j; lane l supplies the address of matrix l / 8, row
+// l % 8: V^T row stsm_d(l) of the unit, positions from stsm_pos(l) of the group.
+CTXATTN_HD int ldsm_key(int lane) { return lane; }
+CTXATTN_HD int stsm_d(int lane) { return 2 * (lane % 8) + (lane / 8) % 2; }
+CTXATTN_HD int stsm_pos(int lane) { return 16 * (lane / 16); }
+
 // __byte_perm(x, y, s): byte k of the result is byte (s >> 4k) & 7 of the eight bytes y:x (x the
 // low four); the host form follows the same rule.
 CTXATTN_HD uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t s) {
@@ -69,6 +83,14 @@ CTXATTN_HD void transpose_4x4(const uint32_t (&w)[4], uint32_t (&out)[4]) {
   out[1] = byte_perm(lo01, lo23, 0x7632);
   out[2] = byte_perm(hi01, hi23, 0x5410);
   out[3] = byte_perm(hi01, hi23, 0x7632);
+}
+
+// The four V^T words of a step from the four ldmatrix.trans registers (layout above).
+CTXATTN_HD void stored_words(const uint32_t (&r)[4], uint32_t (&w)[4]) {
+  w[0] = byte_perm(r[0], r[1], 0x6420);  // even d: bytes 0, 2 of each register
+  w[1] = byte_perm(r[0], r[1], 0x7531);  // odd d: bytes 1, 3
+  w[2] = byte_perm(r[2], r[3], 0x6420);
+  w[3] = byte_perm(r[2], r[3], 0x7531);
 }
 
 }  // namespace fp8

@@ -206,39 +206,53 @@ struct KvWidener {
 // holds P in its S accumulator, so the FP8 A operand of P V is the accumulator converted in place
 // (fp8_layout.h, mma.cuh).
 //
-// A unit of work: 4 keys (one position quad) x 4 bytes of D: four 4-byte loads from the raw tile,
-// a 4 x 4 byte transpose (PRMT), four 4-byte stores into four V^T rows. Consecutive threads take
-// consecutive position quads of the same four V^T rows, so a warp's stores fill whole 128-byte
-// rows. Keys at and past valid_rows are written as zeros (0 * NaN would survive P = 0).
+// A step (one warp): the 32 keys of a group x 16 bytes of D, by ldmatrix.x4.trans from the raw
+// tile, two byte_perm per register pair and stmatrix.x4 into V^T (fp8_layout.h gives the
+// fragments; tests/cpp/test_sm90_fp8_layout.cpp simulates them): 512 bytes for about a dozen
+// instructions a thread. Keys at and past valid_rows are written as zeros (0 * NaN would survive
+// P = 0).
 template <class Tr>
 struct VTransposer {
   static_assert(Tr::kQkvFp8 && (Tr::kBlockN == 128 || Tr::kBlockN == 64), "V^T rows: one swizzle row of keys");
-  static constexpr int kThreadsWorking = kWidenerWarps * 32;
-  static constexpr int kQuads = Tr::kBlockN / 4;  // position quads of a V^T row
-  static constexpr int kUnits = Tr::kHeadDim / 4 * kQuads;
-
-  __device__ static uint32_t offset(int d, int pos) { return fp8::vt_offset(d, pos, Tr::kBlockN); }
+  static constexpr int kGroups = Tr::kBlockN / 32;
+  static constexpr int kUnits = Tr::kHeadDim / 16;
+  static constexpr int kSteps = kGroups * kUnits;
 
   __device__ static void transpose(const char* raw, char* vt, int valid_rows, int u) {
-    for (int idx = u; idx < kUnits; idx += kThreadsWorking) {
-      const int quad = idx % kQuads;  // positions 4 quad .. 4 quad + 3
-      const int d0 = (idx / kQuads) * 4;
-      const int pos = quad * 4;
+    const int lane = u % 32;
+    const int q = lane % 4;
+    // The lane's row addresses, less what the step adds. Raw: key 32 g + lane of the 128-byte
+    // swizzled chunk unit / 8, unit unit % 8 (swizzled by key % 8 = lane % 8). V^T: row
+    // 16 unit + stsm_d(lane), position unit 2 g + lane / 16 (swizzled by the row: 128-byte rows by
+    // d % 8, 64-byte rows by (d / 2) % 4, both fixed by the lane as 16 unit leaves them).
+    const uint32_t raw_lane = static_cast<uint32_t>(__cvta_generic_to_shared(raw)) + lane * kSwizzleBytes;
+    const int raw_swizzle = lane % 8;
+    const int sd = fp8::stsm_d(lane);
+    const int vt_swizzle = Tr::kBlockN == 128 ? sd % 8 : (sd / 2) % 4;
+    const uint32_t vt_lane = static_cast<uint32_t>(__cvta_generic_to_shared(vt)) + sd * Tr::kBlockN;
+    const int pos_unit = fp8::stsm_pos(lane) / 16;
+    for (int step = u / 32; step < kSteps; step += kWidenerWarps) {
+      const int g = step / kUnits, unit = step % kUnits;
+      const uint32_t src = raw_lane + (unit / 8) * (Tr::kBlockN * kSwizzleBytes) + g * (32 * kSwizzleBytes) +
+                           (((unit % 8) ^ raw_swizzle) << 4);
+      uint32_t r[4];
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                   : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                   : "r"(src));
+      if (32 * g + 32 > valid_rows) {  // the tile's tail: zero the bytes of keys past kv_len
+#pragma unroll
+        for (int m = 0; m < 4; ++m) {
+          const int k0 = 32 * g + 8 * m + 2 * q;  // register m: keys k0 (bytes 0, 1) and k0 + 1
+          const uint32_t keep = (k0 < valid_rows ? 0x0000ffffu : 0u) | (k0 + 1 < valid_rows ? 0xffff0000u : 0u);
+          r[m] &= keep;
+        }
+      }
       uint32_t w[4];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int key = (pos / 32) * 32 + fp8::key_at(pos % 32 + j);  // the key of position pos + j
-        w[j] = key < valid_rows
-                   ? *reinterpret_cast<const uint32_t*>(raw + swizzled_byte_offset(key, d0, Tr::kBlockN))
-                   : 0u;
-      }
-      // w[j] holds bytes d0 .. d0 + 3 of key j; out[i] gathers byte i of every key.
-      uint32_t out[4];
-      fp8::transpose_4x4(w, out);
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        *reinterpret_cast<uint32_t*>(vt + offset(d0 + i, pos)) = out[i];
-      }
+      fp8::stored_words(r, w);
+      const uint32_t dst = vt_lane + 16 * unit * Tr::kBlockN + (((2 * g + pos_unit) ^ vt_swizzle) << 4);
+      asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(w[0]),
+                   "r"(w[1]), "r"(w[2]), "r"(w[3])
+                   : "memory");
     }
   }
 };
