@@ -2,14 +2,17 @@
 // its TMA loads read, and the dispatch to the instantiation of (element type, head dim). Host
 // code only; the kernels live in sm90/inst/ (compiled for sm_90a alone).
 //
-// Served: fp16 / bf16 Q with K/V of the same type or e4m3, head dims 64, 128, 256, page sizes of 8 and
+// Served: fp16 / bf16 Q with K/V of the same type or e4m3, e4m3 Q with e4m3 K/V (head dims 128
+// and 256, FP8 WGMMA), head dims 64, 128, 256, page sizes of 8 and
 // more, every mask, sink, scale, LSE and output kind of the SPEC; K/V and Q with 16-byte aligned
 // data and strides. Everything else is answered UNSUPPORTED with the reason, and AUTO then runs
 // the portable backend (core/dispatch.cpp).
 #include <cuda.h>
 #include <stdint.h>
 
+#include <cstdlib>
 #include <mutex>
+#include <cstdlib>
 #include <string>
 
 #include "core/backends.h"
@@ -59,6 +62,15 @@ Status encode_fn(EncodeTiled* fn) {
   return Status::Ok();
 }
 
+// e4m3 Q, K and V at head dims 128 / 256 run on FP8 WGMMA only when CTXATTN_SM90_FP8_MMA=1
+// (experiment branch: which of the two e4m3 paths is faster is not yet measured); otherwise on
+// the fp16 kernel of the e4m3-KV path.
+bool fp8_mma(const Params& p) {
+  if (p.q_dtype != CTXATTN_DTYPE_FLOAT8_E4M3 || (p.head_dim != 128 && p.head_dim != 256)) return false;
+  const char* env = std::getenv("CTXATTN_SM90_FP8_MMA");
+  return env != nullptr && env[0] == '1';
+}
+
 // The pool (K or V) as a 4-D tensor (d, slot, KV head, page); coordinates past any extent read
 // as zeros. 16-bit KV: boxes of 64 columns x one page piece, 128-byte swizzle. e4m3 KV: boxes of
 // whole rows (D bytes) x one page piece, no swizzle (the raw tile the wideners read).
@@ -66,16 +78,19 @@ Status make_pool_map(const Params& p, const void* base, int64_t stride_page, int
                      int64_t stride_token, int block_n, CUtensorMap* map) {
   EncodeTiled encode = nullptr;
   CTXATTN_RETURN_IF_ERROR(encode_fn(&encode));
-  const bool fp8 = p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3;
-  const int64_t elem = fp8 ? 1 : 2;
+  // fp8: e4m3 KV read by the wideners (whole rows, no swizzle: their raw tile); qkv_fp8: e4m3
+  // Q, K and V on FP8 WGMMA (128-byte chunks with the 128-byte swizzle, as WGMMA reads K).
+  const bool qkv_fp8 = fp8_mma(p);
+  const bool fp8 = p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && !qkv_fp8;
+  const int64_t elem = fp8 || qkv_fp8 ? 1 : 2;
   const cuuint64_t dims[4] = {static_cast<cuuint64_t>(p.head_dim), static_cast<cuuint64_t>(p.page_size),
                               static_cast<cuuint64_t>(p.num_kv_heads), static_cast<cuuint64_t>(p.num_pages)};
   const cuuint64_t strides[3] = {static_cast<cuuint64_t>(stride_token * elem), static_cast<cuuint64_t>(stride_head * elem),
                                  static_cast<cuuint64_t>(stride_page * elem)};
   const cuuint32_t rows = static_cast<cuuint32_t>(p.page_size < block_n ? p.page_size : block_n);
-  const cuuint32_t box[4] = {static_cast<cuuint32_t>(fp8 ? p.head_dim : 64), rows, 1, 1};
+  const cuuint32_t box[4] = {static_cast<cuuint32_t>(fp8 ? p.head_dim : qkv_fp8 ? 128 : 64), rows, 1, 1};
   const cuuint32_t element_strides[4] = {1, 1, 1, 1};
-  const CUtensorMapDataType type = fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+  const CUtensorMapDataType type = fp8 || qkv_fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                                    : p.kv_dtype == CTXATTN_DTYPE_BFLOAT16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   const CUresult r = encode(map, type, 4, const_cast<void*>(base), dims, strides, box, element_strides,
@@ -88,8 +103,12 @@ Status make_pool_map(const Params& p, const void* base, int64_t stride_page, int
   return Status::Ok();
 }
 
-int block_n_for(int head_dim) {
-  switch (head_dim) {
+// Keys a tile (the same for every element type of a head dim; the TMA box rows follow it).
+int block_n_for(const Params& p) {
+  static_assert(sm90::Traits<128, false, true>::kBlockN == sm90::Traits<128>::kBlockN &&
+                    sm90::Traits<256, false, true>::kBlockN == sm90::Traits<256>::kBlockN,
+                "one tile height a head dim");
+  switch (p.head_dim) {
     case 64: return sm90::Traits<64>::kBlockN;
     case 128: return sm90::Traits<128>::kBlockN;
     default: return sm90::Traits<256>::kBlockN;
@@ -105,6 +124,14 @@ Status run_elem(const Params& p, const sm90::LaunchEnv& env, const CUtensorMap& 
     default: break;
   }
   return unsupported("head_dim: the sm90 backend implements head dims 64, 128 and 256, got " +
+                     std::to_string(p.head_dim));
+}
+
+// e4m3 Q, K and V (FP8 WGMMA): head dims 128 and 256.
+Status run_qkv_fp8(const Params& p, const sm90::LaunchEnv& env, const CUtensorMap& k, const CUtensorMap& v) {
+  if (p.head_dim == 128) return sm90::run_attention<sm90::Elem::kE4m3, 128, false>(p, env, k, v);
+  if (p.head_dim == 256) return sm90::run_attention<sm90::Elem::kE4m3, 256, false>(p, env, k, v);
+  return unsupported("head_dim: the sm90 backend runs e4m3 queries at head dims 128 and 256, got " +
                      std::to_string(p.head_dim));
 }
 
@@ -150,7 +177,8 @@ Status cuda_sm90_supports(const Params& p) {
   }
   const bool q16 = p.q_dtype == CTXATTN_DTYPE_FLOAT16 || p.q_dtype == CTXATTN_DTYPE_BFLOAT16;
   const bool kv_fp8 = p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3;
-  // e4m3 queries run on the fp16 kernel over an e4m3 cache (both widened exactly to fp16).
+  // e4m3 queries: over an e4m3 cache, on the fp16 kernel of the e4m3-KV path (both widened
+  // exactly to fp16) or, where fp8_mma says so, on FP8 WGMMA.
   const bool q_fp8 = p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && kv_fp8;
   if (!(q16 || q_fp8) || (p.kv_dtype != p.q_dtype && !kv_fp8)) {
     return unsupported("kv_cache: the sm90 backend implements fp16 and bf16 queries over KV of the same dtype or "
@@ -199,7 +227,7 @@ Status cuda_sm90_run(const Params& p) {
 #else
   // Nothing to compute: no launch (a grid of zero blocks is a launch error).
   if (p.batch_size == 0 || p.max_q_len == 0 || p.num_tokens == 0) return Status::Ok();
-  const int block_n = block_n_for(p.head_dim);
+  const int block_n = block_n_for(p);
   CUtensorMap map_k, map_v;
   CTXATTN_RETURN_IF_ERROR(make_pool_map(p, p.k, p.k_stride_page, p.k_stride_head, p.k_stride_token, block_n, &map_k));
   CTXATTN_RETURN_IF_ERROR(make_pool_map(p, p.v, p.v_stride_page, p.v_stride_head, p.v_stride_token, block_n, &map_v));
@@ -208,7 +236,8 @@ Status cuda_sm90_run(const Params& p) {
   int sms = 0;
   CTXATTN_RETURN_IF_ERROR(cuda_sm_count(p.device_index, &sms));
   const sm90::LaunchEnv env{static_cast<cudaStream_t>(p.stream), p.device_index, p.enable_pdl, sms};
-  const bool bf16 = p.q_dtype == CTXATTN_DTYPE_BFLOAT16;  // e4m3 queries: the fp16 kernel
+  if (fp8_mma(p)) return run_qkv_fp8(p, env, map_k, map_v);
+  const bool bf16 = p.q_dtype == CTXATTN_DTYPE_BFLOAT16;  // other e4m3 queries: the fp16 kernel
   if (p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) {
     return bf16 ? run_elem<sm90::Elem::kBFloat16, true>(p, env, map_k, map_v)
                 : run_elem<sm90::Elem::kFloat16, true>(p, env, map_k, map_v);

@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -209,6 +210,53 @@ TEST(CudaSm90, EveryE4m3CodeWidensExactly) {
     }
     EXPECT_EQ(exact, 256);
   }
+}
+
+// e4m3 Q, K and V on the FP8 tensor cores (P quantised to e4m3, V transposed with permuted keys):
+// against the CPU reference with the SPEC's fp8 tolerances, head dims 128 and 256, every output
+// kind, odd lengths, causal and not, sinks, pages of 8 to 64, NaN-poisoned spare pages, a
+// negative bmm1_scale; AUTO picks the Hopper kernel for them.
+TEST(CudaSm90, E4m3QueriesAndKvOnFp8TensorCoresMatchTheReference) {
+  if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
+  // This branch runs e4m3 queries on FP8 WGMMA only when asked (hopper.cpp fp8_mma).
+  setenv("CTXATTN_SM90_FP8_MMA", "1", 1);
+  int served = 0;
+  for (int head_dim : {128, 256}) {
+    for (ctxattn_dtype_t out : {CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3,
+                                CTXATTN_DTYPE_NVFP4}) {
+      ProblemSpec spec = base_spec();
+      spec.head_dim = head_dim;
+      spec.q_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+      spec.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+      spec.out_dtype = out;
+      spec.page_size = out == CTXATTN_DTYPE_FLOAT16 ? 8 : head_dim == 128 ? 16 : 64;
+      spec.q_lens = {37, 1, 130, 0, 257};
+      spec.kv_lens = {300, 129, 130, 17, 400};
+      spec.with_sinks = out == CTXATTN_DTYPE_BFLOAT16;
+      spec.causal = out != CTXATTN_DTYPE_FLOAT8_E4M3;
+      if (out == CTXATTN_DTYPE_FLOAT16) spec.bmm1_scale = -0.07f;
+      SCOPED_TRACE("D=" + std::to_string(head_dim) + " out=" + std::to_string(out));
+      PagedProblem want(spec);
+      ASSERT_EQ(run_cpu_reference(want), CTXATTN_STATUS_OK) << ctxattn_last_error();
+      PagedProblem got(spec);
+      got.poison_outputs();
+      DeviceProblem dev(got);
+      ASSERT_TRUE(dev.ok());
+      dev.args.backend = CTXATTN_BACKEND_AUTO;
+      ctxattn_backend_t chosen = CTXATTN_BACKEND_AUTO;
+      ASSERT_EQ(ctxattn_select_backend(&dev.args, &chosen), CTXATTN_STATUS_OK) << ctxattn_last_error();
+      EXPECT_EQ(chosen, CTXATTN_BACKEND_CUDA_SM90);
+      dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
+      ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
+      ASSERT_TRUE(dev.download());
+      const std::string diff = compare_outputs(got, want);
+      EXPECT_TRUE(diff.empty()) << diff;
+      EXPECT_EQ(untouched_outside_rows(got), "");
+      ++served;
+    }
+  }
+  unsetenv("CTXATTN_SM90_FP8_MMA");
+  EXPECT_EQ(served, 8);
 }
 
 // AUTO takes the Hopper kernel for what it serves, and keeps short sliding windows on the

@@ -130,6 +130,13 @@ TEST(CudaSplit, ShortChunksOverLongKvMatchTheReference) {
     s.kv_lens = {12000, 8200};
     cases.push_back(s);
   }
+  {
+    ProblemSpec s = split_spec();  // e4m3 Q, K and V (the Hopper kernel's FP8 path), bf16 out
+    s.q_dtype = s.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+    s.q_lens = {45, 2};
+    s.kv_lens = {11003, 8999};
+    cases.push_back(s);
+  }
   for (const ProblemSpec& s : cases) check_split_case(s, 1);
 }
 

@@ -36,11 +36,12 @@ namespace ctxattn {
 namespace sm90 {
 
 // The producer warp over one work tile: K then V of each key tile, a tile's page ids read one
-// tile ahead. `state` and `tail_phase` carry across the CTA's work tiles.
+// tile ahead. `state` (K / V stages), `raw` (raw stages) and `tail_phase` carry across the CTA's
+// work tiles.
 template <typename T, class Tr>
 __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, const KeyBand& band, char* smem,
-                                             const Barriers<Tr::kStages, Tr::kKvFp8, Tr::kRawStages>& bars, const KvProducer<Tr>& kv, PipeState& state,
-                                             uint32_t& tail_phase, int lane) {
+                                             const BarriersOf<Tr>& bars, const KvProducer<Tr>& kv, PipeState& state,
+                                             PipeState& raw, uint32_t& tail_phase, int lane) {
   int n_min, n;
   w.key_tiles<Tr::kBlockN>(band, &n_min, &n);
   if (n < n_min) return;
@@ -48,15 +49,25 @@ __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, con
   for (; n >= n_min; --n) {
     const int32_t next_page = n > n_min ? kv.page_of(p, w, n - 1) : 0;
     if constexpr (Tr::kKvFp8) {
-      // Into the next raw K and V stages, once the wideners have read what they held (`state`
-      // counts raw stages here).
-      const int r = state.stage;
-      wait_barrier(bars.raw_empty_k(r), state.phase ^ 1u);
+      // Into the next raw K and V stages, once the wideners have read what they held.
+      const int r = raw.stage;
+      wait_barrier(bars.raw_empty_k(r), raw.phase ^ 1u);
       kv.load_k(p, w, smem + Tr::kSmemRawK + r * Tr::kRawTileBytes, bars.raw_full_k(r), n, page, lane);
-      wait_barrier(bars.raw_empty_v(r), state.phase ^ 1u);
+      wait_barrier(bars.raw_empty_v(r), raw.phase ^ 1u);
       kv.load_v(p, w, smem + Tr::kSmemRawV + r * Tr::kRawTileBytes, bars.raw_full_v(r), bars.v_tail(), tail_phase, n,
                 page, lane);
-      state.advance(Tr::kRawStages);
+      raw.advance(Tr::kRawStages);
+    } else if constexpr (Tr::kQkvFp8) {
+      // K straight into its stage (read as loaded); V into the next raw stage, which the
+      // transposing warps turn into V^T.
+      wait_barrier(bars.empty_k(state.stage), state.phase ^ 1u);
+      kv.load_k(p, w, smem + Tr::kSmemK + state.stage * Tr::kKvTileBytes, bars.full_k(state.stage), n, page, lane);
+      state.advance(Tr::kStages);
+      const int r = raw.stage;
+      wait_barrier(bars.raw_empty_v(r), raw.phase ^ 1u);
+      kv.load_v(p, w, smem + Tr::kSmemRawV + r * Tr::kRawTileBytes, bars.raw_full_v(r), bars.v_tail(), tail_phase, n,
+                page, lane);
+      raw.advance(Tr::kRawStages);
     } else {
       // A fresh barrier completes its phase "before 0", so the first wait on parity 1 passes.
       wait_barrier(bars.empty_k(state.stage), state.phase ^ 1u);
@@ -91,7 +102,7 @@ __device__ __forceinline__ void stage_from_raw(uint64_t* raw_full, uint32_t raw_
 // tile into the next 16-bit stage. `state` (16-bit stages) and `raw` carry across work tiles.
 template <typename T, class Tr>
 __device__ __forceinline__ void widen_tile(const Work& w, const KeyBand& band, char* smem,
-                                           const Barriers<Tr::kStages, Tr::kKvFp8, Tr::kRawStages>& bars, PipeState& state,
+                                           const BarriersOf<Tr>& bars, PipeState& state,
                                            PipeState& raw, int u) {
   int n_min, n;
   w.key_tiles<Tr::kBlockN>(band, &n_min, &n);
@@ -115,6 +126,33 @@ __device__ __forceinline__ void widen_tile(const Work& w, const KeyBand& band, c
   }
 }
 
+// e4m3 Q/K/V: the transposing warps over one work tile, in the producer's tile order: each raw V
+// tile into the next V^T stage (load.cuh VTransposer). `state` (V stages) and `raw` carry across
+// work tiles.
+template <class Tr>
+__device__ __forceinline__ void transpose_tile(const Work& w, const KeyBand& band, char* smem, const BarriersOf<Tr>& bars,
+                                               PipeState& state, PipeState& raw, int u) {
+  int n_min, n;
+  w.key_tiles<Tr::kBlockN>(band, &n_min, &n);
+  for (; n >= n_min; --n) {
+    const int64_t left = static_cast<int64_t>(w.kv_len) - static_cast<int64_t>(n) * Tr::kBlockN;
+    const int valid_rows = left < Tr::kBlockN ? static_cast<int>(left) : Tr::kBlockN;
+    const int r = raw.stage;
+    wait_barrier(bars.raw_full_v(r), raw.phase);
+    wait_barrier(bars.empty_v(state.stage), state.phase ^ 1u);
+    VTransposer<Tr>::transpose(smem + Tr::kSmemRawV + r * Tr::kRawTileBytes,
+                               smem + Tr::kSmemV + state.stage * Tr::kKvTileBytes, valid_rows, u);
+    cutlass::arch::fence_view_async_shared();  // read by WGMMA (async proxy)
+    __syncwarp();
+    if (u % 32 == 0) {
+      arrive_barrier(bars.full_v(state.stage));
+      arrive_barrier(bars.raw_empty_v(r));
+    }
+    state.advance(Tr::kStages);
+    raw.advance(Tr::kRawStages);
+  }
+}
+
 // Packed rows of a consumer thread's two row halves and their sinks (scaled to base 2).
 __device__ __forceinline__ void thread_rows(const Params& p, const Work& w, int consumer_index, int t, int (&rows)[2],
                                             float (&sink_log2)[2]) {
@@ -130,7 +168,7 @@ __device__ __forceinline__ void thread_rows(const Params& p, const Work& w, int 
 // work items.
 template <typename T, class Tr, bool kSplit>
 __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& plan, const Work& w, char* smem,
-                                             uint32_t smem_base, const Barriers<Tr::kStages, Tr::kKvFp8, Tr::kRawStages>& bars, int* last_flag,
+                                             uint32_t smem_base, const BarriersOf<Tr>& bars, int* last_flag,
                                              int consumer_index, int t, PipeState& k_state, PipeState& v_state) {
   using Mma = WarpgroupMma<T, Tr>;
   constexpr int kSRegs = Mma::kSRegs;
@@ -221,6 +259,10 @@ __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& p
     release(bars.empty_v(v_state.stage));
     v_state.advance(Tr::kStages);
   }
+  if constexpr (Mma::kOScale != 1.0f) {  // e4m3 P was quantised scaled (mma.cuh)
+#pragma unroll
+    for (int i = 0; i < kORegs; ++i) o[i] *= Mma::kOScale;
+  }
 
   const Work& we = w;  // (kept in registers: re-deriving it costs the epilogue a metadata round trip)
   const float bmm2 = p.bmm2_scale_ptr != nullptr ? *p.bmm2_scale_ptr : p.bmm2_scale;
@@ -270,7 +312,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t pad = (1024u - (raw_base & 1023u)) & 1023u;
   char* smem = reinterpret_cast<char*>(smem_raw) + pad;
   const uint32_t smem_base = raw_base + pad;
-  const Barriers<Tr::kStages, Tr::kKvFp8, Tr::kRawStages> bars{reinterpret_cast<uint64_t*>(smem + Tr::kSmemBarriers)};
+  const BarriersOf<Tr> bars{reinterpret_cast<uint64_t*>(smem + Tr::kSmemBarriers)};
   __shared__ int last_flag[kConsumerWarpgroups];  // a split piece's warpgroup arrived last
 
   const int tid = static_cast<int>(threadIdx.x);
@@ -291,12 +333,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (tid / 32 == 0) {
       const int lane = tid % 32;
       const KvProducer<Tr> kv(p, &map_k, &map_v, lane);
-      PipeState state;
+      PipeState state, raw;
       uint32_t tail_phase = 0;
       for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
         const Work w = Work::make<Tr::kBlockM, kSplit>(p, plan, tile);
         if (w.empty()) continue;
-        produce_tile<T, Tr>(p, w, w.band<Tr::kBlockM>(p), smem, bars, kv, state, tail_phase, lane);
+        produce_tile<T, Tr>(p, w, w.band<Tr::kBlockM>(p), smem, bars, kv, state, raw, tail_phase, lane);
       }
     } else if constexpr (Tr::kKvFp8) {
       const int u = tid - 32;  // widener thread index
@@ -305,6 +347,14 @@ __global__ void __launch_bounds__(kThreads, 1)
         const Work w = Work::make<Tr::kBlockM, kSplit>(p, plan, tile);
         if (w.empty()) continue;
         widen_tile<T, Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u);
+      }
+    } else if constexpr (Tr::kQkvFp8) {
+      const int u = tid - 32;  // transposing thread index
+      PipeState state, raw;
+      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+        const Work w = Work::make<Tr::kBlockM, kSplit>(p, plan, tile);
+        if (w.empty()) continue;
+        transpose_tile<Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u);
       }
     }
   } else {

@@ -13,7 +13,8 @@
 namespace ctxattn {
 namespace sm90 {
 
-enum class Elem { kFloat16, kBFloat16 };
+// The query's element type (kE4m3: e4m3 Q, K and V on FP8 WGMMA).
+enum class Elem { kFloat16, kBFloat16, kE4m3 };
 
 struct LaunchEnv {
   cudaStream_t stream;

@@ -25,6 +25,7 @@
 #include <cutlass/arch/barrier.h>
 
 #include "core/params.h"
+#include "cuda/sm90/fp8_layout.h"
 #include "cuda/sm90/pipeline.cuh"
 #include "cuda/sm90/traits.cuh"
 #include "cuda/sm90/work.cuh"
@@ -32,10 +33,16 @@
 namespace ctxattn {
 namespace sm90 {
 
-// Byte offset of element (row, col) in a swizzled tile of `rows` rows (traits.cuh).
+// Byte offset of element (row, col) in a swizzled tile of `rows` rows of 16-bit elements
+// (traits.cuh).
 __device__ __forceinline__ uint32_t swizzled_offset(int row, int col, int rows) {
   return (col / kChunkCols) * rows * kSwizzleBytes + row * kSwizzleBytes +
          ((((col % kChunkCols) / 8) ^ (row % 8)) * 16) + (col % 8) * 2;
+}
+// The same for byte `byte` of row `row` (any element size): chunks of 128-byte rows.
+__device__ __forceinline__ uint32_t swizzled_byte_offset(int row, int byte, int rows) {
+  return (byte / kSwizzleBytes) * rows * kSwizzleBytes + row * kSwizzleBytes +
+         ((((byte % kSwizzleBytes) / 16) ^ (row % 8)) * 16) + (byte % 16);
 }
 
 template <class Tr>
@@ -45,7 +52,7 @@ struct KvProducer {
   static_assert((Tr::kBlockN / 8) * Tr::kChunks <= 32, "one box per lane and tile at page size 8");
   // e4m3: one box per page piece covering the whole row (D bytes), into the raw tile.
   static constexpr int kBoxChunks = Tr::kKvFp8 ? 1 : Tr::kChunks;
-  static constexpr int kElemBytes = Tr::kKvFp8 ? 1 : 2;
+  static constexpr int kElemBytes = Tr::kKvFp8 || Tr::kQkvFp8 ? 1 : 2;
   const CUtensorMap* map_k;
   const CUtensorMap* map_v;
   int rows_per_box;  // min(page_size, kBlockN)
@@ -95,7 +102,7 @@ struct KvProducer {
       char* box = Tr::kKvFp8 ? dst + (piece << log2_rows) * Tr::kHeadDim
                              : dst + chunk * Tr::kKvChunkBytes + (piece << log2_rows) * kSwizzleBytes;
       cute::SM90_TMA_LOAD_4D::copy(map, bar, static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_NORMAL), box,
-                                   chunk * kChunkCols, slot, w.kv_head, page);
+                                   chunk * Tr::kChunkElems, slot, w.kv_head, page);
     }
   }
 
@@ -110,7 +117,7 @@ struct KvProducer {
   __device__ void load_v(const Params& p, const Work& w, char* dst, uint64_t* full, uint64_t* tail, uint32_t& tail_phase,
                          int n, int32_t page, int lane) const {
     const int boxes = valid_boxes(w, n);
-    if constexpr (Tr::kKvFp8) {  // into the raw tile; the wideners zero the tail rows
+    if constexpr (Tr::kKvFp8 || Tr::kQkvFp8) {  // into the raw tile; its readers zero the tail rows
       issue(p, w, map_v, dst, full, n, boxes, page, lane);
       return;
     }
@@ -190,6 +197,66 @@ struct KvWidener {
   }
 };
 
+// e4m3 Q/K/V (Tr::kQkvFp8): the producer warpgroup's warps 1-3 transpose each raw V tile (kBlockN
+// keys x D bytes, in the chunked 128-byte swizzle TMA wrote) into V^T, D rows of kBlockN key
+// bytes, 128-byte swizzle for 128 keys and 64-byte swizzle for 64 (D = 256): the K-major B operand
+// of the FP8 P V.
+//
+// The keys of each group of 32 are stored in fp8::key_at's order, the order in which a thread
+// holds P in its S accumulator, so the FP8 A operand of P V is the accumulator converted in place
+// (fp8_layout.h, mma.cuh).
+//
+// A step (one warp): the 32 keys of a group x 16 bytes of D, by ldmatrix.x4.trans from the raw
+// tile, two byte_perm per register pair and stmatrix.x4 into V^T (fp8_layout.h gives the
+// fragments; tests/cpp/test_sm90_fp8_layout.cpp simulates them): 512 bytes for about a dozen
+// instructions a thread. Keys at and past valid_rows are written as zeros (0 * NaN would survive
+// P = 0).
+template <class Tr>
+struct VTransposer {
+  static_assert(Tr::kQkvFp8 && (Tr::kBlockN == 128 || Tr::kBlockN == 64), "V^T rows: one swizzle row of keys");
+  static constexpr int kGroups = Tr::kBlockN / 32;
+  static constexpr int kUnits = Tr::kHeadDim / 16;
+  static constexpr int kSteps = kGroups * kUnits;
+
+  __device__ static void transpose(const char* raw, char* vt, int valid_rows, int u) {
+    const int lane = u % 32;
+    const int q = lane % 4;
+    // The lane's row addresses, less what the step adds. Raw: key 32 g + lane of the 128-byte
+    // swizzled chunk unit / 8, unit unit % 8 (swizzled by key % 8 = lane % 8). V^T: row
+    // 16 unit + stsm_d(lane), position unit 2 g + lane / 16 (swizzled by the row: 128-byte rows by
+    // d % 8, 64-byte rows by (d / 2) % 4, both fixed by the lane as 16 unit leaves them).
+    const uint32_t raw_lane = static_cast<uint32_t>(__cvta_generic_to_shared(raw)) + lane * kSwizzleBytes;
+    const int raw_swizzle = lane % 8;
+    const int sd = fp8::stsm_d(lane);
+    const int vt_swizzle = Tr::kBlockN == 128 ? sd % 8 : (sd / 2) % 4;
+    const uint32_t vt_lane = static_cast<uint32_t>(__cvta_generic_to_shared(vt)) + sd * Tr::kBlockN;
+    const int pos_unit = fp8::stsm_pos(lane) / 16;
+    for (int step = u / 32; step < kSteps; step += kWidenerWarps) {
+      const int g = step / kUnits, unit = step % kUnits;
+      const uint32_t src = raw_lane + (unit / 8) * (Tr::kBlockN * kSwizzleBytes) + g * (32 * kSwizzleBytes) +
+                           (((unit % 8) ^ raw_swizzle) << 4);
+      uint32_t r[4];
+      asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                   : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                   : "r"(src));
+      if (32 * g + 32 > valid_rows) {  // the tile's tail: zero the bytes of keys past kv_len
+#pragma unroll
+        for (int m = 0; m < 4; ++m) {
+          const int k0 = 32 * g + 8 * m + 2 * q;  // register m: keys k0 (bytes 0, 1) and k0 + 1
+          const uint32_t keep = (k0 < valid_rows ? 0x0000ffffu : 0u) | (k0 + 1 < valid_rows ? 0xffff0000u : 0u);
+          r[m] &= keep;
+        }
+      }
+      uint32_t w[4];
+      fp8::stored_words(r, w);
+      const uint32_t dst = vt_lane + 16 * unit * Tr::kBlockN + (((2 * g + pos_unit) ^ vt_swizzle) << 4);
+      asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(w[0]),
+                   "r"(w[1]), "r"(w[2]), "r"(w[3])
+                   : "memory");
+    }
+  }
+};
+
 __device__ __forceinline__ void cp_async_16_zfill(uint32_t dst, const void* src, bool valid) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
                : "memory");
@@ -257,28 +324,31 @@ __device__ void load_q(const Params& p, const int64_t* rows, int valid_rows, uin
       return;
     }
   }
-  constexpr int kUnitsPerRow = Tr::kHeadDim / 8;  // 16-byte units
+  // Q as stored: 16-bit, or e4m3 for the FP8 kernel (Tr::kElemBytes 1: 128-byte rows of 128 codes).
+  constexpr int kEb = Tr::kElemBytes;
+  constexpr int kUnitsPerRow = Tr::kHeadDim * kEb / 16;  // 16-byte units
   constexpr int kRowsPerPass = kWarpgroupThreads / kUnitsPerRow;
   // A thread copies the same 16-byte column unit of every kRowsPerPass-th row.
-  const int col = (t % kUnitsPerRow) * 8;
+  const int byte = (t % kUnitsPerRow) * 16;
   const char* q = static_cast<const char*>(p.q);
 #pragma unroll 1
   for (int pass = 0; pass < kRowsPerWarpgroup / kRowsPerPass; ++pass) {
     const int row = t / kUnitsPerRow + pass * kRowsPerPass;
     const bool valid = row < valid_rows;
-    const char* src = valid ? q + (rows[row] + col) * 2 : q;
-    cp_async_16_zfill(q_tile + swizzled_offset(row, col, kRowsPerWarpgroup), src, valid);
+    const char* src = valid ? q + rows[row] * kEb + byte : q;
+    cp_async_16_zfill(q_tile + swizzled_byte_offset(row, byte, kRowsPerWarpgroup), src, valid);
   }
   asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
   if (negate) {
+    constexpr uint32_t kSigns = kEb == 2 ? 0x80008000u : 0x80808080u;
     warpgroup_sync(consumer);  // every thread's copies have landed
     for (int idx = t; idx < kRowsPerWarpgroup * kUnitsPerRow; idx += kWarpgroupThreads) {
       uint4* unit = reinterpret_cast<uint4*>(q_ptr + idx * 16);
       uint4 x = *unit;
-      x.x ^= 0x80008000u;
-      x.y ^= 0x80008000u;
-      x.z ^= 0x80008000u;
-      x.w ^= 0x80008000u;
+      x.x ^= kSigns;
+      x.y ^= kSigns;
+      x.z ^= kSigns;
+      x.w ^= kSigns;
       *unit = x;
     }
   }

@@ -7,6 +7,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <stdint.h>
 
 #include <utility>
@@ -15,6 +16,7 @@
 #include <cute/arch/mma_sm90_gmma.hpp>
 
 #include "cuda/common/convert.cuh"
+#include "cuda/sm90/fp8_layout.h"
 #include "cuda/sm90/traits.cuh"
 
 namespace ctxattn {
@@ -37,6 +39,18 @@ __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint
 
 constexpr uint32_t kGroupBytes = 8 * kSwizzleBytes;  // 8 rows of one chunk: the swizzle period
 
+// The same for a K-major operand of 64-byte rows with the 64-byte swizzle (8-row groups of 512
+// bytes): V^T of 64-key tiles in the FP8 path.
+__device__ __forceinline__ uint64_t sw64_desc(uint32_t addr) {
+  cute::GmmaDescriptor d;
+  d.bitfield.start_address_ = static_cast<uint16_t>(addr >> 4);
+  d.bitfield.leading_byte_offset_ = 1;
+  d.bitfield.stride_byte_offset_ = static_cast<uint16_t>(512 >> 4);
+  d.bitfield.base_offset_ = 0;  // every tile starts on 1024 bytes
+  d.bitfield.layout_type_ = static_cast<uint8_t>(gmma::LayoutType::B64);
+  return d.desc_;
+}
+
 // The GMMA atoms by (element type, N).
 template <typename T, int N>
 struct SsOp;
@@ -58,6 +72,22 @@ CTXATTN_SM90_GMMA_OPS(__half, F16, 64)
 CTXATTN_SM90_GMMA_OPS(__half, F16, 128)
 CTXATTN_SM90_GMMA_OPS(__half, F16, 256)
 #undef CTXATTN_SM90_GMMA_OPS
+template <>
+struct SsOp<__nv_fp8_e4m3, 64> {
+  using type = gmma::MMA_64x64x32_F32E4M3E4M3_SS_TN<>;
+};
+template <>
+struct SsOp<__nv_fp8_e4m3, 128> {
+  using type = gmma::MMA_64x128x32_F32E4M3E4M3_SS_TN<>;
+};
+template <>
+struct RsOp<__nv_fp8_e4m3, 128> {
+  using type = gmma::MMA_64x128x32_F32E4M3E4M3_RS_TN<>;
+};
+template <>
+struct RsOp<__nv_fp8_e4m3, 256> {
+  using type = gmma::MMA_64x256x32_F32E4M3E4M3_RS_TN<>;
+};
 
 template <class Op, int N, size_t... I>
 __device__ __forceinline__ void ss_fma(uint64_t a, uint64_t b, float (&d)[N], gmma::ScaleOut scale,
@@ -82,6 +112,7 @@ __device__ __forceinline__ void fence_operands(uint32_t (&d)[N]) {
 
 template <typename T, class Tr>
 struct WarpgroupMma {
+  static constexpr float kOScale = 1.0f;  // O as accumulated over the true O
   static constexpr int kSRegs = Tr::kBlockN / 2;   // 64 x kBlockN fp32 over 128 threads
   static constexpr int kORegs = Tr::kHeadDim / 2;  // 64 x D fp32 over 128 threads
   static constexpr int kPRegs = Tr::kBlockN / 4;   // P as packed 16-bit pairs
@@ -129,6 +160,96 @@ struct WarpgroupMma {
   __device__ static void to_operand(const float (&s)[kSRegs], uint32_t (&p)[kPRegs]) {
 #pragma unroll
     for (int i = 0; i < kPRegs; ++i) p[i] = pack_float2<T>(s[2 * i], s[2 * i + 1]);
+  }
+};
+
+// e4m3 Q, K and V (Tr::kQkvFp8) on FP8 WGMMA (k = 32 a step):
+//   S  = Q K^T   both from shared memory, K-major (rows of 128 e4m3 bytes, as loaded)
+//   O += P V     P from registers as e4m3, B = V^T K-major (keys permuted, load.cuh VTransposer)
+// P is quantised as 256 p (p <= 1 without lazy rescaling, which these traits turn off, so at most
+// 256 < 448): the power of two keeps small probabilities among e4m3's normal numbers, and O is
+// scaled back by kOScale = 1 / 256 once, after the last tile. The denominator l sums the fp32 p
+// (softmax.cuh). One e4m3 term keeps 4 significant bits of p, which moves nvfp4 outputs by an RMS
+// of 0.28-0.33 codes (tools/fp8_p_error.py; the SPEC allows < 0.3), so P is two terms: hi =
+// e4m3(256 p) and lo = e4m3(256 p - hi), both formed in fp16, each multiplied by V into the same
+// accumulator (0.05-0.07 codes, better than a bf16 P): the P V product takes the tensor time of a
+// 16-bit one while Q K^T stays at FP8 rate.
+template <class Tr>
+struct WarpgroupMma<__nv_fp8_e4m3, Tr> {
+  static_assert(Tr::kQkvFp8 && (Tr::kBlockN == 128 || Tr::kBlockN == 64), "V^T rows: one 128- or 64-byte swizzle row");
+  static_assert(!Tr::kLazySchedule, "256 p must stay within e4m3's range: p <= 1");
+  static constexpr int kSRegs = Tr::kBlockN / 2;   // 64 x kBlockN fp32 over 128 threads
+  static constexpr int kORegs = Tr::kHeadDim / 2;  // 64 x D fp32 over 128 threads
+  static constexpr int kPQuads = Tr::kBlockN / 8;  // one term of P as packed e4m3 quads
+  static constexpr int kPRegs = 2 * kPQuads;        // hi terms, then lo terms
+  static constexpr float kPScale = 256.0f;
+  static constexpr float kOScale = 1.0f / 256.0f;
+
+  __device__ static void qk(float (&s)[kSRegs], uint32_t q, uint32_t k) {
+    using Op = typename SsOp<__nv_fp8_e4m3, Tr::kBlockN>::type;
+    fence_operands(s);
+    cute::warpgroup_arrive();
+#pragma unroll
+    for (int kk = 0; kk < Tr::kHeadDim / 32; ++kk) {
+      // k step kk: chunk kk / 4 (128 values), 32 bytes a step inside the chunk's 128-byte rows.
+      const uint32_t in_chunk = (kk % 4) * 32;
+      const uint64_t a = sw128_desc(q + (kk / 4) * (kRowsPerWarpgroup * kSwizzleBytes) + in_chunk, 16, kGroupBytes);
+      const uint64_t b = sw128_desc(k + (kk / 4) * Tr::kKvChunkBytes + in_chunk, 16, kGroupBytes);
+      ss_fma<Op>(a, b, s, kk == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One, std::make_index_sequence<kSRegs>{});
+    }
+    cute::warpgroup_commit_batch();
+    fence_operands(s);
+  }
+
+  // vt: V^T, D rows of kBlockN key bytes (one 128- or 64-byte swizzle row each).
+  __device__ static void pv(float (&o)[kORegs], uint32_t (&p)[kPRegs], uint32_t vt) {
+    using Op = typename RsOp<__nv_fp8_e4m3, Tr::kHeadDim>::type;
+    fence_operands(o);
+    fence_operands(p);
+    cute::warpgroup_arrive();
+#pragma unroll
+    for (int kk = 0; kk < Tr::kBlockN / 32; ++kk) {
+      const uint64_t b = Tr::kBlockN == 128 ? sw128_desc(vt + kk * 32, 16, kGroupBytes) : sw64_desc(vt + kk * 32);
+      const uint32_t hi[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
+      rs_fma<Op>(hi, b, o, std::make_index_sequence<kORegs>{});
+      const uint32_t lo[4] = {p[kPQuads + 4 * kk], p[kPQuads + 4 * kk + 1], p[kPQuads + 4 * kk + 2],
+                              p[kPQuads + 4 * kk + 3]};
+      rs_fma<Op>(lo, b, o, std::make_index_sequence<kORegs>{});
+    }
+    cute::warpgroup_commit_batch();
+    fence_operands(o);
+    fence_operands(p);
+  }
+
+  // Two of 256 p as an e4m3 pair (low byte first) and, in *rest, what the pair leaves (fp16).
+  __device__ static uint32_t pair(float a, float b, __half2* rest) {
+    const __half2 x = __floats2half2_rn(a * kPScale, b * kPScale);
+    const __nv_fp8x2_storage_t q = __nv_cvt_halfraw2_to_fp8x2(x, __NV_SATFINITE, __NV_E4M3);
+    *rest = __hsub2(x, __half2(__nv_cvt_fp8x2_to_halfraw2(q, __NV_E4M3)));
+    return q;
+  }
+  __device__ static uint32_t pair(__half2 x) { return __nv_cvt_halfraw2_to_fp8x2(x, __NV_SATFINITE, __NV_E4M3); }
+
+  // Four of 256 p as the hi and lo e4m3 quads of the two-term P.
+  __device__ static void quad(float a, float b, float c, float d, uint32_t* hi, uint32_t* lo) {
+    __half2 r0, r1;
+    const uint32_t h0 = pair(a, b, &r0);
+    const uint32_t h1 = pair(c, d, &r1);
+    *hi = (h0 & 0xffffu) | (h1 << 16);
+    *lo = (pair(r0) & 0xffffu) | (pair(r1) << 16);
+  }
+
+  // The A operand of a k32 step from the thread's own accumulator values (fp8_layout.h: V^T's key
+  // order makes them line up; tests/cpp/test_sm90_fp8_layout.cpp checks it).
+  __device__ static void to_operand(const float (&s)[kSRegs], uint32_t (&p)[kPRegs]) {
+#pragma unroll
+    for (int kk = 0; kk < Tr::kBlockN / 32; ++kk) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        quad(s[fp8::a_source(kk, r, 0)], s[fp8::a_source(kk, r, 1)], s[fp8::a_source(kk, r, 2)],
+             s[fp8::a_source(kk, r, 3)], &p[4 * kk + r], &p[kPQuads + 4 * kk + r]);
+      }
+    }
   }
 };
 

@@ -36,7 +36,9 @@ constexpr int kWidenerWarps = kProducerWarpgroups * kWarpgroupThreads / 32 - 1;
 // e4m3 KV four more per raw stage. With kKvFp8 the 16-bit stages are filled by the widener warps (full_k /
 // full_v count one arrival per widener warp) from raw tiles that TMA fills (raw_full_*: one
 // arrival plus the bytes) and the wideners release (raw_empty_*: one arrival per widener warp).
-template <int kStages, bool kKvFp8 = false, int kRawStages = 1>
+// kQkvFp8: K is loaded by TMA straight into its stage; V goes through the raw stages, and the
+// transposing warps fill full_v (one arrival per warp).
+template <int kStages, bool kKvFp8 = false, int kRawStages = 1, bool kQkvFp8 = false>
 struct Barriers {
   uint64_t* base;
   __device__ uint64_t* full_k(int s) const { return base + s; }
@@ -51,15 +53,16 @@ struct Barriers {
 
   // One thread, before the roles split (followed by a CTA barrier).
   __device__ void init() const {
-    const int fills = kKvFp8 ? kWidenerWarps : 1;
+    const int k_fills = kKvFp8 ? kWidenerWarps : 1;
+    const int v_fills = kKvFp8 || kQkvFp8 ? kWidenerWarps : 1;
     for (int s = 0; s < kStages; ++s) {
-      cutlass::arch::ClusterBarrier::init(full_k(s), fills);
-      cutlass::arch::ClusterBarrier::init(full_v(s), fills);
+      cutlass::arch::ClusterBarrier::init(full_k(s), k_fills);
+      cutlass::arch::ClusterBarrier::init(full_v(s), v_fills);
       cutlass::arch::ClusterBarrier::init(empty_k(s), kConsumerWarps);
       cutlass::arch::ClusterBarrier::init(empty_v(s), kConsumerWarps);
     }
     cutlass::arch::ClusterBarrier::init(v_tail(), 1);
-    if constexpr (kKvFp8) {
+    if constexpr (kKvFp8 || kQkvFp8) {
       for (int r = 0; r < kRawStages; ++r) {
         cutlass::arch::ClusterBarrier::init(raw_full_k(r), 1);
         cutlass::arch::ClusterBarrier::init(raw_full_v(r), 1);
@@ -70,6 +73,9 @@ struct Barriers {
     cutlass::arch::fence_barrier_init();
   }
 };
+
+template <class Tr>
+using BarriersOf = Barriers<Tr::kStages, Tr::kKvFp8, Tr::kRawStages, Tr::kQkvFp8>;
 
 __device__ __forceinline__ void wait_barrier(uint64_t* bar, uint32_t phase) {
   cutlass::arch::ClusterBarrier::wait(bar, phase);

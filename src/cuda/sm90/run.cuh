@@ -21,10 +21,14 @@ template <>
 struct ElemType<Elem::kBFloat16> {
   using type = __nv_bfloat16;
 };
+template <>
+struct ElemType<Elem::kE4m3> {
+  using type = __nv_fp8_e4m3;
+};
 
 template <Elem kElem, int kHeadDim, bool kKvFp8>
 Status run_attention(const Params& p, const LaunchEnv& env, const CUtensorMap& map_k, const CUtensorMap& map_v) {
-  using Tr = Traits<kHeadDim, kKvFp8>;
+  using Tr = Traits<kHeadDim, kKvFp8, kElem == Elem::kE4m3>;
   using T = typename ElemType<kElem>::type;
   const SplitPlan plan = make_split_plan(p, env.sm_count, Tr::kBlockM, kConsumerWarpgroups, Tr::kSplitGroupFloats,
                                          kWorkspaceHeaderBytes);

@@ -32,10 +32,19 @@ constexpr int kLaunchRegisters = 168;
 // kKvFp8: the KV cache holds e4m3 (under an fp16 / bf16 query). The producer loads each K / V
 // tile by TMA into a raw byte tile, and the producer warpgroup's other warps widen it into the
 // 16-bit stage the consumers read, so the consumers run exactly the 16-bit kernel.
-template <int kHeadDim_, bool kKvFp8_ = false>
+// kQkvFp8: e4m3 Q, K and V on the FP8 tensor cores. Q and K are read as loaded (128-byte rows of
+// 128 e4m3 values); V is loaded into a raw stage and transposed by the producer warpgroup's other
+// warps into V^T (keys contiguous, the K-major B operand FP8 WGMMA needs), its keys permuted inside
+// each group of 32 so that P needs no shuffle between registers (mma.cuh). Head dims 128 and 256.
+template <int kHeadDim_, bool kKvFp8_ = false, bool kQkvFp8_ = false>
 struct Traits {
   static constexpr int kHeadDim = kHeadDim_;
   static constexpr bool kKvFp8 = kKvFp8_;
+  static constexpr bool kQkvFp8 = kQkvFp8_;
+  static_assert(!(kKvFp8 && kQkvFp8), "one e4m3 mode");
+  static_assert(!kQkvFp8 || kHeadDim >= 128, "FP8 WGMMA path: rows of at least one 128-byte swizzle atom");
+  static constexpr int kElemBytes = kQkvFp8 ? 1 : 2;      // Q, K and the stage V is read from
+  static constexpr int kChunkElems = kSwizzleBytes / kElemBytes;  // elements per 128-byte chunk row
   static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256, "head dim: whole 128-byte chunks, at most 256 (WGMMA N)");
   static constexpr int kBlockM = kConsumerWarpgroups * kRowsPerWarpgroup;
   // Keys per tile: 128 while Q, two K and two V stages fit in 227 KB; D = 256 halves it.
@@ -47,24 +56,29 @@ struct Traits {
   // tile is waited for: +7% on d256 on the H200 (O is 128 registers a thread there). The same
   // schedule cost 15% at D = 64 (short GEMMs, so the softmax's extra branches show) and measured
   // even at D = 128, so those keep the plain schedule (docs/perf-notes.md, sm90 v3).
-  static constexpr bool kLazySchedule = kHeadDim == 256;
-  static constexpr int kChunks = kHeadDim / kChunkCols;
+  // Not with e4m3 P: lazy rescaling lets p reach 2^8, which the scaled e4m3 P (mma.cuh) cannot
+  // hold.
+  static constexpr bool kLazySchedule = kHeadDim == 256 && !kQkvFp8;
+  static constexpr int kChunks = kHeadDim / kChunkElems;
   // e4m3 KV: the producer warpgroup's warps 1-3 widen the raw tiles and need more registers.
   // setmaxnreg moves registers inside the CTA's launch allocation (384 x 168 = 64512; 240 for
   // the consumers would wait forever). D <= 128: 128 * 56 + 256 * 224 = 64512, where the
   // wideners keep four 16-byte units in flight without spilling and the consumers' main loop
   // still has no local memory access; D = 256: 128 * 40 + 256 * 232 (at 224 its consumer loop
-  // would spill; the wideners spill their per-tile state instead).
-  static constexpr int kProducerRegs = !kKvFp8 ? kProducerRegisters : kHeadDim <= 128 ? 56 : 40;
-  static constexpr int kConsumerRegs = !kKvFp8 ? kConsumerRegisters : kHeadDim <= 128 ? 224 : 232;
+  // would spill; the wideners spill their per-tile state instead). e4m3 Q/K/V: 40 / 232 (the
+  // transposing warps' needs).
+  static constexpr int kProducerRegs = kQkvFp8 ? 40 : !kKvFp8 ? kProducerRegisters : kHeadDim <= 128 ? 56 : 40;
+  static constexpr int kConsumerRegs = kQkvFp8 ? 232 : !kKvFp8 ? kConsumerRegisters : kHeadDim <= 128 ? 224 : 232;
   static_assert(kWarpgroupThreads * (kProducerRegs + kConsumerWarpgroups * kConsumerRegs) <= kThreads * kLaunchRegisters,
                 "setmaxnreg redistributes the launch allocation only");
   // A split piece's partial per consumer warpgroup (cuda/common/split.cuh): O (D / 2 fp32 a
   // thread), a maximum and a denominator for each of a thread's two rows.
   static constexpr int kSplitGroupFloats = (kHeadDim / 2 + 2 * 2) * kWarpgroupThreads;
 
+  // A consumer warpgroup's Q region; it also stages the 16-bit output rows, so e4m3 Q (half of
+  // it) keeps the 16-bit size.
   static constexpr int kQWarpgroupBytes = kRowsPerWarpgroup * kHeadDim * 2;
-  static constexpr int kKvTileBytes = kBlockN * kHeadDim * 2;
+  static constexpr int kKvTileBytes = kBlockN * kHeadDim * kElemBytes;  // kQkvFp8: V^T, D rows of kBlockN bytes
   static constexpr int kKvChunkBytes = kBlockN * kSwizzleBytes;  // one column chunk of a K/V tile
 
   // Shared-memory plan (bytes from the 1024-aligned base).
@@ -73,14 +87,14 @@ struct Traits {
   static constexpr int kSmemV = kSmemK + kStages * kKvTileBytes;
   // e4m3 K and V as loaded, [kBlockN][D] bytes, row-major (no swizzle): two raw stages each,
   // so the next tile's load is under way while the wideners read this one (D = 256: one, as
-  // 2 x 32 KB more would not fit).
-  static constexpr int kRawTileBytes = kKvFp8 ? kBlockN * kHeadDim : 0;
-  static constexpr int kRawStages = kHeadDim <= 128 ? 2 : 1;
+  // 2 x 32 KB more would not fit; e4m3 Q/K/V, with V alone raw, keeps two).
+  static constexpr int kRawTileBytes = kKvFp8 || kQkvFp8 ? kBlockN * kHeadDim : 0;
+  static constexpr int kRawStages = kHeadDim <= 128 || kQkvFp8 ? 2 : 1;
   static constexpr int kSmemRawK = kSmemV + kStages * kKvTileBytes;
-  static constexpr int kSmemRawV = kSmemRawK + kRawStages * kRawTileBytes;
+  static constexpr int kSmemRawV = kSmemRawK + (kKvFp8 ? kRawStages * kRawTileBytes : 0);  // kQkvFp8: V only
   static constexpr int kSmemBarriers = kSmemRawV + kRawStages * kRawTileBytes;
   // full/empty for K and V per stage, V tail, and (e4m3) full/empty for the raw K and V stages.
-  static constexpr int kNumBarriers = 4 * kStages + 1 + (kKvFp8 ? 4 * kRawStages : 0);
+  static constexpr int kNumBarriers = 4 * kStages + 1 + (kKvFp8 || kQkvFp8 ? 4 * kRawStages : 0);
   // Each consumer warpgroup's row table (load.cuh fill_row_table): 64 row offsets.
   static constexpr int kSmemRows = (kSmemBarriers + kNumBarriers * 8 + 15) / 16 * 16;
   static constexpr int kRowTableBytes = kRowsPerWarpgroup * 8;

@@ -1,0 +1,135 @@
+// The index maps of the Hopper kernel's FP8 P V (src/cuda/sm90/fp8_layout.h), checked on the
+// host: the A operand built from a thread's own accumulator registers must hold, in every byte,
+// the P value of the key that V^T stores at that k position, for every thread and k step; the
+// key order must be a permutation; the V^T swizzle must place every byte of a tile exactly once.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <vector>
+
+#include "cuda/sm90/fp8_layout.h"
+
+namespace ctxattn_test {
+namespace {
+
+namespace fp8 = ctxattn::sm90::fp8;
+
+TEST(Sm90Fp8Layout, KeyOrderIsAPermutationOfEachGroupOf32) {
+  std::set<int> keys;
+  for (int pos = 0; pos < 32; ++pos) {
+    const int key = fp8::key_at(pos);
+    EXPECT_GE(key, 0);
+    EXPECT_LT(key, 32);
+    keys.insert(key);
+  }
+  EXPECT_EQ(keys.size(), 32u);
+}
+
+TEST(Sm90Fp8Layout, TheAOperandHoldsThePOfTheKeyVtStoresThere) {
+  for (int block_n : {64, 128}) {
+    for (int kk = 0; kk < block_n / 32; ++kk) {
+      for (int q = 0; q < 4; ++q) {
+        for (int r = 0; r < 4; ++r) {
+          for (int b = 0; b < 4; ++b) {
+            SCOPED_TRACE("block_n " + std::to_string(block_n) + " kk " + std::to_string(kk) + " q " +
+                         std::to_string(q) + " r " + std::to_string(r) + " b " + std::to_string(b));
+            const int i = fp8::a_source(kk, r, b);
+            ASSERT_GE(i, 0);
+            ASSERT_LT(i, block_n / 2);  // one of the thread's S registers
+            EXPECT_EQ(fp8::acc_row_half(i), fp8::a_row_half(r));
+            const int position = fp8::a_position(r, b, q);
+            EXPECT_EQ(fp8::acc_column(i, q), 32 * kk + fp8::key_at(position));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Sm90Fp8Layout, EverySRegisterFeedsTheAOperandOnce) {
+  for (int block_n : {64, 128}) {
+    std::vector<int> uses(block_n / 2, 0);
+    for (int kk = 0; kk < block_n / 32; ++kk) {
+      for (int r = 0; r < 4; ++r) {
+        for (int b = 0; b < 4; ++b) ++uses[fp8::a_source(kk, r, b)];
+      }
+    }
+    for (int i = 0; i < block_n / 2; ++i) EXPECT_EQ(uses[i], 1) << "S register " << i;
+  }
+}
+
+TEST(Sm90Fp8Layout, VtSwizzlePlacesEveryByteOfATileOnce) {
+  for (int block_n : {64, 128}) {
+    for (int head_dim : {128, 256}) {
+      std::vector<int> hits(static_cast<size_t>(block_n) * head_dim, 0);
+      for (int d = 0; d < head_dim; ++d) {
+        for (int pos = 0; pos < block_n; ++pos) {
+          const int off = fp8::vt_offset(d, pos, block_n);
+          ASSERT_GE(off, d * block_n);  // inside its own row
+          ASSERT_LT(off, (d + 1) * block_n);
+          EXPECT_EQ(off % 4, pos % 4);  // 4-byte words stay whole (the transposer stores words)
+          ++hits[off];
+        }
+      }
+      for (size_t k = 0; k < hits.size(); ++k) ASSERT_EQ(hits[k], 1) << "byte " << k;
+    }
+  }
+}
+
+TEST(Sm90Fp8Layout, FourByFourByteTranspose) {
+  const uint32_t w[4] = {0x03020100u, 0x13121110u, 0x23222120u, 0x33323130u};  // byte i of key j: 0xji
+  uint32_t out[4];
+  fp8::transpose_4x4(w, out);
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 4; ++j) {
+      EXPECT_EQ((out[i] >> (8 * j)) & 0xffu, static_cast<uint32_t>(16 * j + i)) << "row " << i << " key " << j;
+    }
+  }
+}
+
+// The ldmatrix.trans / stmatrix transpose, simulated with the instructions' fragment layouts
+// (PTX ISA): every step of every thread writes each V^T byte of its group and unit once, with the
+// byte of the key key_at names.
+TEST(Sm90Fp8Layout, LdmatrixTransposeWritesVtInKeyOrder) {
+  // Each V^T byte's source (key, d) is identified in two runs: one where a raw byte holds its key,
+  // one where it holds its d.
+  for (int run = 0; run < 2; ++run) {
+    auto raw = [&](int key, int d) { return static_cast<uint8_t>(run == 0 ? key : d); };
+    uint8_t vt[16][32];
+    int hits[16][32] = {};
+    for (int t = 0; t < 32; ++t) {
+      const int j = t / 4, q = t % 4;
+      uint32_t r[4];
+      for (int m = 0; m < 4; ++m) {
+        // ldmatrix.trans: register m of thread t = (M[2q][j], M[2q + 1][j]), M's row i being the
+        // row lane 8 m + i supplied, element j its bytes 2 j, 2 j + 1.
+        const int k0 = fp8::ldsm_key(8 * m + 2 * q), k1 = fp8::ldsm_key(8 * m + 2 * q + 1);
+        r[m] = static_cast<uint32_t>(raw(k0, 2 * j)) | static_cast<uint32_t>(raw(k0, 2 * j + 1)) << 8 |
+               static_cast<uint32_t>(raw(k1, 2 * j)) << 16 | static_cast<uint32_t>(raw(k1, 2 * j + 1)) << 24;
+      }
+      uint32_t w[4];
+      fp8::stored_words(r, w);
+      for (int m = 0; m < 4; ++m) {
+        // stmatrix: register m of thread t goes to matrix m, row j, bytes 4 q .. 4 q + 3; the
+        // row's address comes from lane 8 m + j.
+        const int lane = 8 * m + j;
+        for (int b = 0; b < 4; ++b) {
+          const int d = fp8::stsm_d(lane), pos = fp8::stsm_pos(lane) + 4 * q + b;
+          ASSERT_LT(d, 16);
+          ASSERT_LT(pos, 32);
+          vt[d][pos] = static_cast<uint8_t>(w[m] >> (8 * b));
+          ++hits[d][pos];
+        }
+      }
+    }
+    for (int d = 0; d < 16; ++d) {
+      for (int pos = 0; pos < 32; ++pos) {
+        ASSERT_EQ(hits[d][pos], 1) << "d " << d << " pos " << pos;
+        EXPECT_EQ(vt[d][pos], raw(fp8::key_at(pos), d)) << (run == 0 ? "key" : "d") << ", d " << d << " pos " << pos;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ctxattn_test
