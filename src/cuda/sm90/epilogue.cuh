@@ -69,7 +69,6 @@ struct Epilogue {
     asm volatile("" : "+r"(t));
     const int lane = t % 32;
     const int quad = lane & 3;
-    const int group = p.group_size;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       // l == 0: no key and no sink, O = 0. A NaN l (a poisoned page) keeps the row NaN.
@@ -80,10 +79,8 @@ struct Epilogue {
         o[4 * j + 2 * h + 1] *= factor;
       }
       if (p.lse != nullptr && quad == 0 && rows[h] < w.packed_rows) {
-        const int query = p.group_div.div(rows[h]);
-        const int64_t token = w.q_start + query;
-        const int64_t head = static_cast<int64_t>(w.kv_head) * group + (rows[h] - query * group);
-        p.lse[token * p.lse_stride_token + head * p.lse_stride_head] = lse[h];
+        const Work::Row r = w.row(p, rows[h]);
+        p.lse[(w.q_start + r.query) * p.lse_stride_token + static_cast<int64_t>(r.head) * p.lse_stride_head] = lse[h];
       }
     }
 
@@ -109,10 +106,9 @@ struct Epilogue {
           *reinterpret_cast<uint8_t*>(staged(stage, row, col + 8, 4, kNvfp4Chunks)) =
               static_cast<uint8_t>(nvfp4_pair_bits(b[0], b[1], sf, p.o_sf_scale));
           if (quad == 0 && rows[h] < w.packed_rows) {
-            const int query = p.group_div.div(rows[h]);
-            const int64_t sf_row = p.out_scale_start_index + w.q_start + query;
-            const int64_t sf_col =
-                (static_cast<int64_t>(w.kv_head) * group + (rows[h] - query * group)) * (Tr::kHeadDim / 16) + blk;
+            const Work::Row r = w.row(p, rows[h]);
+            const int64_t sf_row = p.out_scale_start_index + w.q_start + r.query;
+            const int64_t sf_col = static_cast<int64_t>(r.head) * (Tr::kHeadDim / 16) + blk;
             p.out_scale[nvfp4_scale_offset(sf_row, sf_col, p.out_scale_cols)] = sf;
           }
         }

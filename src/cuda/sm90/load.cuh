@@ -271,10 +271,8 @@ __device__ __forceinline__ int fill_row_table(const Params& p, const Work& w, in
                                               int64_t stride_head, int consumer, int t) {
   const int first = w.m0 + consumer * kRowsPerWarpgroup;
   if (t < kRowsPerWarpgroup && first + t < w.packed_rows) {
-    const int packed = first + t;
-    const int query = p.group_div.div(packed);
-    const int head = w.kv_head * p.group_size + (packed - query * p.group_size);
-    table[t] = (w.q_start + query) * stride_token + head * stride_head;
+    const Work::Row r = w.row(p, first + t);
+    table[t] = (w.q_start + r.query) * stride_token + static_cast<int64_t>(r.head) * stride_head;
   }
   warpgroup_sync(consumer);
   const int left = w.packed_rows - first;

@@ -22,6 +22,17 @@ struct Work : WorkTile {
     return w;
   }
 
+  // Packed row `packed` (inside the request) as its query row and query head, by the call's
+  // FastDiv by G.
+  struct Row {
+    int query;
+    int head;
+  };
+  __device__ Row row(const Params& p, int packed) const {
+    const int query = p.group_div.div(packed);
+    return Row{query, kv_head * p.group_size + (packed - query * p.group_size)};
+  }
+
   // The keys the CTA's rows attend (only for a non-empty CTA).
   template <int kBlockM>
   __device__ KeyBand band(const Params& p) const {
