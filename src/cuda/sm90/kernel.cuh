@@ -216,9 +216,21 @@ __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& p
   int n_min, n_max;
   w.key_tiles<Tr::kBlockN>(band, &n_min, &n_max);
   if (n_max >= n_min) {
+    // Ping-pong (pipeline.cuh): warpgroup 0 issues first; each issue point ends by handing the
+    // turn over, except warpgroup 1's last, which would hand it to nobody. Both warpgroups visit
+    // the same key tiles, so the turns balance.
+    const int issues = n_max - n_min + 2;  // first QK, the loop's steps, the last P V
+    int issued = 0;
+    auto my_turn = [&] { wait_turn(consumer_index); };
+    auto next_turn = [&] {
+      if (consumer_index == 0 || ++issued < issues) pass_turn(consumer_index);
+    };
+    if (consumer_index == 1) pass_turn(consumer_index);
     // First tile: S alone, then its softmax.
     wait_barrier(bars.full_k(k_state.stage), k_state.phase);
+    my_turn();
     Mma::qk(s, q_tile, k_tile(k_state.stage));
+    next_turn();
     cute::warpgroup_wait<0>();
     release(bars.empty_k(k_state.stage));
     k_state.advance(Tr::kStages);
@@ -228,10 +240,12 @@ __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& p
 
     for (int n = n_max - 1; n >= n_min; --n) {
       wait_barrier(bars.full_k(k_state.stage), k_state.phase);
-      if constexpr (!Tr::kLazySchedule) wait_barrier(bars.full_v(v_state.stage), v_state.phase);
+      if constexpr (!Tr::kLazySchedule || kPingPong) wait_barrier(bars.full_v(v_state.stage), v_state.phase);
+      my_turn();
       Mma::qk(s, q_tile, k_tile(k_state.stage));
-      if constexpr (Tr::kLazySchedule) wait_barrier(bars.full_v(v_state.stage), v_state.phase);
+      if constexpr (Tr::kLazySchedule && !kPingPong) wait_barrier(bars.full_v(v_state.stage), v_state.phase);
       Mma::pv(o, prob, v_tile(v_state.stage));
+      next_turn();
       cute::warpgroup_wait<1>();  // S(n) has landed; P(n+1) V(n+1) may still run
       release(bars.empty_k(k_state.stage));
       k_state.advance(Tr::kStages);
@@ -254,7 +268,9 @@ __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& p
     }
     // The last P V.
     wait_barrier(bars.full_v(v_state.stage), v_state.phase);
+    my_turn();
     Mma::pv(o, prob, v_tile(v_state.stage));
+    next_turn();
     cute::warpgroup_wait<0>();
     release(bars.empty_v(v_state.stage));
     v_state.advance(Tr::kStages);

@@ -21,10 +21,32 @@ namespace sm90 {
 enum class NamedBarrier : uint32_t {
   kConsumer0 = 1,  // consumer warpgroup 0's 128 threads (Q ready, output staging)
   kConsumer1 = 2,  // consumer warpgroup 1's
+  kTurn0 = 3,      // ping-pong: consumer warpgroup 0 may issue its GEMMs (both warpgroups, 256)
+  kTurn1 = 4,      // ... consumer warpgroup 1 may
 };
 
 __device__ __forceinline__ void warpgroup_sync(int consumer) {
   cutlass::arch::NamedBarrier::sync(kWarpgroupThreads, static_cast<uint32_t>(NamedBarrier::kConsumer0) + consumer);
+}
+
+// Ping-pong between the consumer warpgroups (a build with CTXATTN_SM90_PINGPONG): each issues the
+// GEMMs of a step only in its turn and then hands the turn over, so that one warpgroup's softmax
+// runs while the other's GEMMs hold the tensor cores.
+#if defined(CTXATTN_SM90_PINGPONG)
+constexpr bool kPingPong = true;
+#else
+constexpr bool kPingPong = false;
+#endif
+__device__ __forceinline__ void wait_turn(int consumer) {
+  if constexpr (kPingPong) {
+    cutlass::arch::NamedBarrier::sync(2 * kWarpgroupThreads, static_cast<uint32_t>(NamedBarrier::kTurn0) + consumer);
+  }
+}
+__device__ __forceinline__ void pass_turn(int consumer) {
+  if constexpr (kPingPong) {
+    cutlass::arch::NamedBarrier::arrive(2 * kWarpgroupThreads,
+                                        static_cast<uint32_t>(NamedBarrier::kTurn0) + (consumer ^ 1));
+  }
 }
 
 constexpr int kConsumerWarps = kConsumerWarpgroups * kWarpgroupThreads / 32;
