@@ -141,6 +141,7 @@ TEST(CudaSm90, E4m3KvUnderSixteenBitQueriesMatchesTheReference) {
 // bmm1_scale (Q negated), scales by pointer, padded query rows, NaN-poisoned spare pages.
 TEST(CudaSm90, E4m3QueriesAndKvMatchTheReference) {
   if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
+  setenv("CTXATTN_SM90_FP8_MMA", "0", 1);  // D 128 / 256 too on the widened kernel
   int served = 0;
   for (int head_dim : {64, 128, 256}) {
     for (ctxattn_dtype_t out :
@@ -163,6 +164,7 @@ TEST(CudaSm90, E4m3QueriesAndKvMatchTheReference) {
       ++served;
     }
   }
+  unsetenv("CTXATTN_SM90_FP8_MMA");
   EXPECT_EQ(served, 12);
 }
 
@@ -257,6 +259,50 @@ TEST(CudaSm90, E4m3QueriesAndKvOnFp8TensorCoresMatchTheReference) {
   }
   unsetenv("CTXATTN_SM90_FP8_MMA");
   EXPECT_EQ(served, 8);
+}
+
+// The kernel walks its work items striped when the grid is smaller than the item count (each
+// CTA's K/V pipeline, row tables, Q / staging region and split counters carried into its next
+// item). CTXATTN_SM90_GRID_CTAS caps the grid: 1 and 5 CTAs over 18+ items, on every kernel
+// family (16-bit, e4m3 KV widened, e4m3 Q/K/V on FP8 WGMMA), with sinks, a window, every output
+// kind and a split call (short queries over a long KV).
+TEST(CudaSm90, StripedGridMatchesTheReference) {
+  if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
+  struct Case {
+    int head_dim;
+    ctxattn_dtype_t q, kv, out;
+    bool long_kv;
+  };
+  const std::vector<Case> cases = {
+      {128, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, false},
+      {64, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3, false},
+      {256, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_NVFP4, false},
+      {128, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT16, false},
+      {128, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_BFLOAT16, false},
+      {256, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, false},
+      {128, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, true},
+  };
+  for (const char* cap : {"1", "5"}) {
+    setenv("CTXATTN_SM90_GRID_CTAS", cap, 1);
+    for (const Case& c : cases) {
+      ProblemSpec spec = base_spec();
+      spec.head_dim = c.head_dim;
+      spec.q_dtype = c.q;
+      spec.kv_dtype = c.kv;
+      spec.out_dtype = c.out;
+      spec.page_size = c.head_dim == 256 ? 64 : 16;
+      spec.with_sinks = c.head_dim == 64;
+      spec.window_left = c.head_dim == 64 ? 256 : -1;  // AUTO keeps shorter windows on the portable kernel
+      if (c.long_kv) {
+        spec.q_lens = {16, 3};
+        spec.kv_lens = {4000, 2500};
+      }
+      SCOPED_TRACE(std::string("grid ") + cap + " D=" + std::to_string(c.head_dim) + " q=" + std::to_string(c.q) +
+                   " kv=" + std::to_string(c.kv) + " out=" + std::to_string(c.out) + (c.long_kv ? " long KV" : ""));
+      expect_sm90_serves_and_matches(spec);
+    }
+  }
+  unsetenv("CTXATTN_SM90_GRID_CTAS");
 }
 
 // AUTO takes the Hopper kernel for what it serves, and keeps short sliding windows on the

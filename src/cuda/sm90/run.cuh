@@ -2,6 +2,8 @@
 // the shared-memory opt-in, and the launch. Included by the files under inst/ alone.
 #pragma once
 
+#include <cstdlib>
+
 #include "core/backends.h"
 #include "cuda/common/launch.cuh"
 #include "cuda/common/split_policy.h"
@@ -38,12 +40,18 @@ Status run_attention(const Params& p, const LaunchEnv& env, const CUtensorMap& m
   const bool split = plan.shape.target != 0;
   auto* kernel = split ? attention_kernel<T, Tr, true> : attention_kernel<T, Tr, false>;
   CTXATTN_RETURN_IF_ERROR(allow_dynamic_smem(kernel, Tr::kSmemBytes, env.device, &smem_ready[split]));
-  // One CTA a work item: the hardware hands items to SMs as they free up. A persistent grid of one
-  // CTA an SM with tiles striped over it measured 5% slower on long_8k (static striping balances
-  // the causal tiles worse; docs/perf-notes.md, sm90 v2).
+  // One CTA a work item: the hardware hands items to SMs as they free up. The kernel also walks
+  // items striped over a smaller grid (each CTA's pipeline runs on into its next item);
+  // CTXATTN_SM90_GRID_CTAS=N caps the grid at N CTAs (tests and tuning). One CTA an SM measured
+  // short_256 -10% and batch_1k -6%, but long_8k +3% and d256 +9% (docs/perf-notes.md, sm90 v5).
   const int64_t num_tiles = static_cast<int64_t>(plan.slots) * p.batch_size;
+  int64_t ctas = num_tiles;
+  if (const char* cap = std::getenv("CTXATTN_SM90_GRID_CTAS")) {
+    const long n = std::strtol(cap, nullptr, 10);
+    if (n > 0 && n < ctas) ctas = n;
+  }
   LaunchShape shape;
-  shape.grid = dim3(static_cast<unsigned>(num_tiles), 1, 1);
+  shape.grid = dim3(static_cast<unsigned>(ctas), 1, 1);
   shape.block = dim3(kThreads, 1, 1);
   shape.smem_bytes = Tr::kSmemBytes;
   shape.stream = env.stream;
