@@ -238,22 +238,7 @@ TEST(CudaSm90, E4m3QueriesAndKvOnFp8TensorCoresMatchTheReference) {
       spec.causal = out != CTXATTN_DTYPE_FLOAT8_E4M3;
       if (out == CTXATTN_DTYPE_FLOAT16) spec.bmm1_scale = -0.07f;
       SCOPED_TRACE("D=" + std::to_string(head_dim) + " out=" + std::to_string(out));
-      PagedProblem want(spec);
-      ASSERT_EQ(run_cpu_reference(want), CTXATTN_STATUS_OK) << ctxattn_last_error();
-      PagedProblem got(spec);
-      got.poison_outputs();
-      DeviceProblem dev(got);
-      ASSERT_TRUE(dev.ok());
-      dev.args.backend = CTXATTN_BACKEND_AUTO;
-      ctxattn_backend_t chosen = CTXATTN_BACKEND_AUTO;
-      ASSERT_EQ(ctxattn_select_backend(&dev.args, &chosen), CTXATTN_STATUS_OK) << ctxattn_last_error();
-      EXPECT_EQ(chosen, CTXATTN_BACKEND_CUDA_SM90);
-      dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
-      ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
-      ASSERT_TRUE(dev.download());
-      const std::string diff = compare_outputs(got, want);
-      EXPECT_TRUE(diff.empty()) << diff;
-      EXPECT_EQ(untouched_outside_rows(got), "");
+      expect_sm90_serves_and_matches(spec);
       ++served;
     }
   }

@@ -110,6 +110,25 @@ __device__ __forceinline__ void fence_operands(uint32_t (&d)[N]) {
   for (int i = 0; i < N; ++i) cute::warpgroup_fence_operand(d[i]);
 }
 
+// Issues S = Q K^T (async; the caller commits and waits) in kSteps k steps of 32 bytes (16 16-bit
+// or 32 e4m3 values), both operands in shared memory: q, this warpgroup's Q tile (64 rows); k, the
+// K tile; chunks of 128-byte swizzled rows, chunk_bytes apart in K.
+template <class Op, int kSteps, int kSRegs>
+__device__ __forceinline__ void issue_qk(float (&s)[kSRegs], uint32_t q, uint32_t k, uint32_t chunk_bytes) {
+  fence_operands(s);
+  cute::warpgroup_arrive();
+#pragma unroll
+  for (int kk = 0; kk < kSteps; ++kk) {
+    // k step kk: chunk kk / 4, 32 bytes a step inside the chunk's 128-byte rows.
+    const uint32_t in_chunk = (kk % 4) * 32;
+    const uint64_t a = sw128_desc(q + (kk / 4) * (kRowsPerWarpgroup * kSwizzleBytes) + in_chunk, 16, kGroupBytes);
+    const uint64_t b = sw128_desc(k + (kk / 4) * chunk_bytes + in_chunk, 16, kGroupBytes);
+    ss_fma<Op>(a, b, s, kk == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One, std::make_index_sequence<kSRegs>{});
+  }
+  cute::warpgroup_commit_batch();
+  fence_operands(s);
+}
+
 template <typename T, class Tr>
 struct WarpgroupMma {
   static constexpr float kOScale = 1.0f;  // O as accumulated over the true O
@@ -120,19 +139,7 @@ struct WarpgroupMma {
   // Issues S = Q K^T (async; the caller commits and waits). q: this warpgroup's Q tile (64 rows),
   // k: the K tile (kBlockN rows).
   __device__ static void qk(float (&s)[kSRegs], uint32_t q, uint32_t k) {
-    using Op = typename SsOp<T, Tr::kBlockN>::type;
-    fence_operands(s);
-    cute::warpgroup_arrive();
-#pragma unroll
-    for (int kk = 0; kk < Tr::kHeadDim / 16; ++kk) {
-      // k step kk: chunk kk / 4, 32 bytes a step inside the chunk's 128-byte rows.
-      const uint32_t in_chunk = (kk % 4) * 32;
-      const uint64_t a = sw128_desc(q + (kk / 4) * (kRowsPerWarpgroup * kSwizzleBytes) + in_chunk, 16, kGroupBytes);
-      const uint64_t b = sw128_desc(k + (kk / 4) * Tr::kKvChunkBytes + in_chunk, 16, kGroupBytes);
-      ss_fma<Op>(a, b, s, kk == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One, std::make_index_sequence<kSRegs>{});
-    }
-    cute::warpgroup_commit_batch();
-    fence_operands(s);
+    issue_qk<typename SsOp<T, Tr::kBlockN>::type, Tr::kHeadDim / 16>(s, q, k, Tr::kKvChunkBytes);
   }
 
   // Issues O += P V (async). v: the V tile (kBlockN rows of D columns).
@@ -186,19 +193,7 @@ struct WarpgroupMma<__nv_fp8_e4m3, Tr> {
   static constexpr float kOScale = 1.0f / 256.0f;
 
   __device__ static void qk(float (&s)[kSRegs], uint32_t q, uint32_t k) {
-    using Op = typename SsOp<__nv_fp8_e4m3, Tr::kBlockN>::type;
-    fence_operands(s);
-    cute::warpgroup_arrive();
-#pragma unroll
-    for (int kk = 0; kk < Tr::kHeadDim / 32; ++kk) {
-      // k step kk: chunk kk / 4 (128 values), 32 bytes a step inside the chunk's 128-byte rows.
-      const uint32_t in_chunk = (kk % 4) * 32;
-      const uint64_t a = sw128_desc(q + (kk / 4) * (kRowsPerWarpgroup * kSwizzleBytes) + in_chunk, 16, kGroupBytes);
-      const uint64_t b = sw128_desc(k + (kk / 4) * Tr::kKvChunkBytes + in_chunk, 16, kGroupBytes);
-      ss_fma<Op>(a, b, s, kk == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One, std::make_index_sequence<kSRegs>{});
-    }
-    cute::warpgroup_commit_batch();
-    fence_operands(s);
+    issue_qk<typename SsOp<__nv_fp8_e4m3, Tr::kBlockN>::type, Tr::kHeadDim / 32>(s, q, k, Tr::kKvChunkBytes);
   }
 
   // vt: V^T, D rows of kBlockN key bytes (one 128- or 64-byte swizzle row each).
