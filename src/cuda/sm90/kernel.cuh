@@ -153,6 +153,43 @@ __device__ __forceinline__ void transpose_tile(const Work& w, const KeyBand& ban
   }
 }
 
+// The first non-empty work item of this CTA from `tile` on (tiles tile, tile + grid, ...), or
+// tile num_tiles when none is left.
+struct FoundWork {
+  Work w;
+  int tile;
+};
+template <int kBlockM, bool kSplit>
+__device__ __forceinline__ FoundWork find_work(const Params& p, const SplitPlan& plan, int tile, int num_tiles) {
+  FoundWork f;
+  for (; tile < num_tiles; tile += static_cast<int>(gridDim.x)) {
+    f.w = Work::make<kBlockM, kSplit>(p, plan, tile);
+    if (!f.w.empty()) break;
+  }
+  f.tile = tile < num_tiles ? tile : num_tiles;
+  return f;
+}
+
+// Byte offset of consumer warpgroup c's Q region in buffer `buf`, and its row table.
+template <class Tr>
+__device__ __forceinline__ int q_region(int buf, int c) {
+  return (buf * kConsumerWarpgroups + c) * Tr::kQWarpgroupBytes;
+}
+template <class Tr>
+__device__ __forceinline__ int64_t* row_table_of(char* smem, int buf, int c) {
+  return reinterpret_cast<int64_t*>(smem + Tr::kSmemRows) + (buf * kConsumerWarpgroups + c) * kRowsPerWarpgroup;
+}
+
+// Starts the copy of work item w's Q into buffer `buf` (Q ahead): its row table, then cp.async;
+// finish_q waits for it.
+template <class Tr>
+__device__ __forceinline__ void issue_item_q(const Params& p, const Work& w, char* smem, uint32_t smem_base, int buf,
+                                             int c, int t) {
+  int64_t* table = row_table_of<Tr>(smem, buf, c);
+  const int q_rows = fill_row_table(p, w, table, p.q_stride_token, p.q_stride_head, c, t);
+  issue_q<Tr>(p, table, q_rows, smem_base + Tr::kSmemQ + q_region<Tr>(buf, c), t);
+}
+
 // Packed rows of a consumer thread's two row halves and their sinks (scaled to base 2).
 __device__ __forceinline__ void thread_rows(const Params& p, const Work& w, int consumer_index, int t, int (&rows)[2],
                                             float (&sink_log2)[2]) {
@@ -169,7 +206,8 @@ __device__ __forceinline__ void thread_rows(const Params& p, const Work& w, int 
 template <typename T, class Tr, bool kSplit>
 __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& plan, const Work& w, char* smem,
                                              uint32_t smem_base, const BarriersOf<Tr>& bars, int* last_flag,
-                                             int consumer_index, int t, PipeState& k_state, PipeState& v_state) {
+                                             int consumer_index, int t, PipeState& k_state, PipeState& v_state,
+                                             int tile, int num_tiles, int buf, int& next_tile) {
   using Mma = WarpgroupMma<T, Tr>;
   constexpr int kSRegs = Mma::kSRegs;
   constexpr int kORegs = Mma::kORegs;
@@ -191,11 +229,25 @@ __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& p
   tokens[0] = p.group_div.div(rows[0]);
   tokens[1] = p.group_div.div(rows[1]);
 
-  char* q_ptr = smem + Tr::kSmemQ + consumer_index * Tr::kQWarpgroupBytes;
-  const uint32_t q_tile = smem_base + Tr::kSmemQ + consumer_index * Tr::kQWarpgroupBytes;
-  int64_t* row_table = reinterpret_cast<int64_t*>(smem + Tr::kSmemRows) + consumer_index * kRowsPerWarpgroup;
-  const int q_rows = fill_row_table(p, w, row_table, p.q_stride_token, p.q_stride_head, consumer_index, t);
-  load_q<T, Tr>(p, row_table, q_rows, q_tile, q_ptr, consumer_index, t, negate_q);
+  char* q_ptr = smem + Tr::kSmemQ + q_region<Tr>(buf, consumer_index);
+  const uint32_t q_tile = smem_base + Tr::kSmemQ + q_region<Tr>(buf, consumer_index);
+  int64_t* row_table = row_table_of<Tr>(smem, buf, consumer_index);
+  // The next work item of this CTA (grids smaller than the item list); with Q ahead its Q is
+  // copied into the other buffer while this item computes.
+  next_tile = num_tiles;
+  auto fetch_next = [&] {
+    if constexpr (Tr::kQAhead) {
+      const FoundWork f = find_work<Tr::kBlockM, kSplit>(p, plan, tile + static_cast<int>(gridDim.x), num_tiles);
+      next_tile = f.tile;
+      if (f.tile < num_tiles) issue_item_q<Tr>(p, f.w, smem, smem_base, buf ^ 1, consumer_index, t);
+    }
+  };
+  if constexpr (Tr::kQAhead) {
+    finish_q<Tr>(q_ptr, consumer_index, t, negate_q);  // issued by the caller or the previous item
+  } else {
+    const int q_rows = fill_row_table(p, w, row_table, p.q_stride_token, p.q_stride_head, consumer_index, t);
+    load_q<T, Tr>(p, row_table, q_rows, q_tile, q_ptr, consumer_index, t, negate_q);
+  }
 
   auto k_tile = [&](int stage) { return smem_base + Tr::kSmemK + stage * Tr::kKvTileBytes; };
   auto v_tile = [&](int stage) { return smem_base + Tr::kSmemV + stage * Tr::kKvTileBytes; };
@@ -271,9 +323,12 @@ __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& p
     my_turn();
     Mma::pv(o, prob, v_tile(v_state.stage));
     next_turn();
+    fetch_next();  // under the last P V (S and P are dead here)
     cute::warpgroup_wait<0>();
     release(bars.empty_v(v_state.stage));
     v_state.advance(Tr::kStages);
+  } else {
+    fetch_next();
   }
   if constexpr (Mma::kOScale != 1.0f) {  // e4m3 P was quantised scaled (mma.cuh)
 #pragma unroll
@@ -378,10 +433,28 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int consumer_index = warpgroup - 1;
     const int t = tid % kWarpgroupThreads;
     PipeState k_state, v_state;
-    for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-      const Work w = Work::make<Tr::kBlockM, kSplit>(p, plan, tile);
-      if (w.empty()) continue;
-      consume_tile<T, Tr, kSplit>(p, plan, w, smem, smem_base, bars, last_flag, consumer_index, t, k_state, v_state);
+    if constexpr (Tr::kQAhead) {
+      FoundWork f = find_work<Tr::kBlockM, kSplit>(p, plan, static_cast<int>(blockIdx.x), num_tiles);
+      if (f.tile < num_tiles) issue_item_q<Tr>(p, f.w, smem, smem_base, 0, consumer_index, t);
+      int buf = 0;
+      while (f.tile < num_tiles) {
+        int next_tile;
+        consume_tile<T, Tr, kSplit>(p, plan, f.w, smem, smem_base, bars, last_flag, consumer_index, t, k_state,
+                                    v_state, f.tile, num_tiles, buf, next_tile);
+        // The next item's metadata was read a moment ago (L1); re-deriving it keeps it out of
+        // the registers of the main loop.
+        if (next_tile < num_tiles) f.w = Work::make<Tr::kBlockM, kSplit>(p, plan, next_tile);
+        f.tile = next_tile;
+        buf ^= 1;
+      }
+    } else {
+      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+        const Work w = Work::make<Tr::kBlockM, kSplit>(p, plan, tile);
+        if (w.empty()) continue;
+        int unused;
+        consume_tile<T, Tr, kSplit>(p, plan, w, smem, smem_base, bars, last_flag, consumer_index, t, k_state, v_state,
+                                    tile, num_tiles, 0, unused);
+      }
     }
     pdl_allow_dependents();
   }

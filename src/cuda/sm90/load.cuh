@@ -307,22 +307,12 @@ __device__ void load_q_e4m3(const Params& p, const int64_t* rows, int valid_rows
   }
 }
 
-// This warpgroup's 64 packed rows of Q into q_tile (smem byte address); t: thread in the
-// warpgroup; rows: its row table filled for Q, of which the first `valid_rows` lie inside the
-// request (the rest are zero-filled). With negate, the sign of every element is flipped
-// (bmm1_scale < 0, see softmax). The fp16 kernel over an e4m3 cache also serves e4m3 queries.
-template <typename T, class Tr>
-__device__ void load_q(const Params& p, const int64_t* rows, int valid_rows, uint32_t q_tile, char* q_ptr,
-                       int consumer, int t, bool negate) {
-  if constexpr (Tr::kKvFp8 && std::is_same<T, __half>::value) {
-    if (p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) {
-      load_q_e4m3<Tr>(p, rows, valid_rows, q_ptr, t, negate);
-      cutlass::arch::fence_view_async_shared();  // Q is read by WGMMA (async proxy)
-      warpgroup_sync(consumer);
-      return;
-    }
-  }
-  // Q as stored: 16-bit, or e4m3 for the FP8 kernel (Tr::kElemBytes 1: 128-byte rows of 128 codes).
+// This warpgroup's 64 packed rows of Q into q_tile (smem byte address), by cp.async, as one
+// commit group that finish_q waits for; t: thread in the warpgroup; rows: its row table filled
+// for Q, of which the first `valid_rows` lie inside the request (the rest are zero-filled). Q as
+// stored: 16-bit, or e4m3 for the FP8 kernel (Tr::kElemBytes 1: 128-byte rows of 128 codes).
+template <class Tr>
+__device__ __forceinline__ void issue_q(const Params& p, const int64_t* rows, int valid_rows, uint32_t q_tile, int t) {
   constexpr int kEb = Tr::kElemBytes;
   constexpr int kUnitsPerRow = Tr::kHeadDim * kEb / 16;  // 16-byte units
   constexpr int kRowsPerPass = kWarpgroupThreads / kUnitsPerRow;
@@ -336,8 +326,18 @@ __device__ void load_q(const Params& p, const int64_t* rows, int valid_rows, uin
     const char* src = valid ? q + rows[row] * kEb + byte : q;
     cp_async_16_zfill(q_tile + swizzled_byte_offset(row, byte, kRowsPerWarpgroup), src, valid);
   }
-  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+// Waits for the Q copies issue_q started (this thread's only outstanding cp.async group); with
+// negate flips the sign of every element (bmm1_scale < 0, see softmax); makes the tile visible to
+// WGMMA.
+template <class Tr>
+__device__ __forceinline__ void finish_q(char* q_ptr, int consumer, int t, bool negate) {
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
   if (negate) {
+    constexpr int kEb = Tr::kElemBytes;
+    constexpr int kUnitsPerRow = Tr::kHeadDim * kEb / 16;
     constexpr uint32_t kSigns = kEb == 2 ? 0x80008000u : 0x80808080u;
     warpgroup_sync(consumer);  // every thread's copies have landed
     for (int idx = t; idx < kRowsPerWarpgroup * kUnitsPerRow; idx += kWarpgroupThreads) {
@@ -352,6 +352,23 @@ __device__ void load_q(const Params& p, const int64_t* rows, int valid_rows, uin
   }
   cutlass::arch::fence_view_async_shared();  // Q is read by WGMMA (async proxy)
   warpgroup_sync(consumer);
+}
+
+// Q of a work item, start to finish. The fp16 kernel over an e4m3 cache also serves e4m3
+// queries, widened as they are copied (synchronous loads).
+template <typename T, class Tr>
+__device__ void load_q(const Params& p, const int64_t* rows, int valid_rows, uint32_t q_tile, char* q_ptr,
+                       int consumer, int t, bool negate) {
+  if constexpr (Tr::kKvFp8 && std::is_same<T, __half>::value) {
+    if (p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) {
+      load_q_e4m3<Tr>(p, rows, valid_rows, q_ptr, t, negate);
+      cutlass::arch::fence_view_async_shared();  // Q is read by WGMMA (async proxy)
+      warpgroup_sync(consumer);
+      return;
+    }
+  }
+  issue_q<Tr>(p, rows, valid_rows, q_tile, t);
+  finish_q<Tr>(q_ptr, consumer, t, negate);
 }
 
 }  // namespace sm90

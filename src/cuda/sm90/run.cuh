@@ -46,6 +46,11 @@ Status run_attention(const Params& p, const LaunchEnv& env, const CUtensorMap& m
   // short_256 -10% and batch_1k -6%, but long_8k +3% and d256 +9% (docs/perf-notes.md, sm90 v5).
   const int64_t num_tiles = static_cast<int64_t>(plan.slots) * p.batch_size;
   int64_t ctas = num_tiles;
+  // KV of at most 1024 tokens: one CTA an SM, each walking its items with the next item's Q (and
+  // K/V, from the producer) loading under the current one. max_kv_len is the caller's bound, so
+  // the grid depends on host integers only (graph-safe).
+  constexpr int32_t kPersistentMaxKv = 1024;
+  if (p.max_kv_len <= kPersistentMaxKv && env.sm_count > 0 && ctas > env.sm_count) ctas = env.sm_count;
   if (const char* cap = std::getenv("CTXATTN_SM90_GRID_CTAS")) {
     const long n = std::strtol(cap, nullptr, 10);
     if (n > 0 && n < ctas) ctas = n;

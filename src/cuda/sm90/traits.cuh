@@ -81,9 +81,16 @@ struct Traits {
   static constexpr int kKvTileBytes = kBlockN * kHeadDim * kElemBytes;  // kQkvFp8: V^T, D rows of kBlockN bytes
   static constexpr int kKvChunkBytes = kBlockN * kSwizzleBytes;  // one column chunk of a K/V tile
 
+  // Q ahead: where it fits (D <= 128 without raw e4m3 K/V stages), each consumer warpgroup has
+  // two Q regions and two row tables, used by alternate work items, so that in a grid smaller
+  // than the item list it copies its next item's Q while it computes the current one.
+  static constexpr bool kQAhead = kHeadDim <= 128 && !kKvFp8;
+  static constexpr int kQBuffers = kQAhead ? 2 : 1;
+
   // Shared-memory plan (bytes from the 1024-aligned base).
-  static constexpr int kSmemQ = 0;  // consumer warpgroup w's Q (then its output staging) at w * kQWarpgroupBytes
-  static constexpr int kSmemK = kSmemQ + kConsumerWarpgroups * kQWarpgroupBytes;
+  // Consumer warpgroup w's Q (then its output staging) in buffer b at (b * 2 + w) * kQWarpgroupBytes.
+  static constexpr int kSmemQ = 0;
+  static constexpr int kSmemK = kSmemQ + kQBuffers * kConsumerWarpgroups * kQWarpgroupBytes;
   static constexpr int kSmemV = kSmemK + kStages * kKvTileBytes;
   // e4m3 K and V as loaded, [kBlockN][D] bytes, row-major (no swizzle): two raw stages each,
   // so the next tile's load is under way while the wideners read this one (D = 256: one, as
@@ -99,7 +106,7 @@ struct Traits {
   static constexpr int kSmemRows = (kSmemBarriers + kNumBarriers * 8 + 15) / 16 * 16;
   static constexpr int kRowTableBytes = kRowsPerWarpgroup * 8;
   // +1024: the dynamic shared-memory base is only 16-byte aligned; the kernel rounds it up.
-  static constexpr int kSmemBytes = kSmemRows + kConsumerWarpgroups * kRowTableBytes + 1024;
+  static constexpr int kSmemBytes = kSmemRows + kQBuffers * kConsumerWarpgroups * kRowTableBytes + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "shared memory of one Hopper CTA");
 };
 
