@@ -249,8 +249,8 @@ TEST(CudaSm90, E4m3QueriesAndKvOnFp8TensorCoresMatchTheReference) {
 // The kernel walks its work items striped when the grid is smaller than the item count (each
 // CTA's K/V pipeline, row tables, Q / staging region and split counters carried into its next
 // item). CTXATTN_SM90_GRID_CTAS caps the grid: 1 and 5 CTAs over 18+ items, on every kernel
-// family (16-bit, e4m3 KV widened, e4m3 Q/K/V on FP8 WGMMA), with sinks, a window, every output
-// kind and a split call (short queries over a long KV).
+// family (16-bit, e4m3 KV widened, e4m3 Q/K/V on FP8 WGMMA), with sinks, a window, a negative
+// bmm1_scale, every output kind and a split call (short queries over a long KV).
 TEST(CudaSm90, StripedGridMatchesTheReference) {
   if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
   struct Case {
@@ -278,6 +278,7 @@ TEST(CudaSm90, StripedGridMatchesTheReference) {
       spec.page_size = c.head_dim == 256 ? 64 : 16;
       spec.with_sinks = c.head_dim == 64;
       spec.window_left = c.head_dim == 64 ? 256 : -1;  // AUTO keeps shorter windows on the portable kernel
+      if (c.head_dim == 64) spec.bmm1_scale = -0.06f;   // Q negated as it lands
       if (c.long_kv) {
         spec.q_lens = {16, 3};
         spec.kv_lens = {4000, 2500};
