@@ -81,7 +81,7 @@ struct Traits {
   static constexpr int kKvTileBytes = kBlockN * kHeadDim * kElemBytes;  // kQkvFp8: V^T, D rows of kBlockN bytes
   static constexpr int kKvChunkBytes = kBlockN * kSwizzleBytes;  // one column chunk of a K/V tile
 
-  // Q ahead: where it fits (D <= 128 without raw e4m3 K/V stages), each consumer warpgroup has
+  // Q ahead: where it fits (D <= 128, but not e4m3 KV widened for 16-bit queries), each consumer warpgroup has
   // two Q regions and two row tables, used by alternate work items, so that in a grid smaller
   // than the item list it copies its next item's Q while it computes the current one.
   static constexpr bool kQAhead = kHeadDim <= 128 && !kKvFp8;
