@@ -28,10 +28,8 @@ struct ElemType<Elem::kE4m3> {
   using type = __nv_fp8_e4m3;
 };
 
-template <Elem kElem, int kHeadDim, bool kKvFp8>
-Status run_attention(const Params& p, const LaunchEnv& env, const CUtensorMap& map_k, const CUtensorMap& map_v) {
-  using Tr = Traits<kHeadDim, kKvFp8, kElem == Elem::kE4m3>;
-  using T = typename ElemType<kElem>::type;
+template <typename T, class Tr>
+Status launch_attention(const Params& p, const LaunchEnv& env, const CUtensorMap& map_k, const CUtensorMap& map_v) {
   const SplitPlan plan = make_split_plan(p, env.sm_count, Tr::kBlockM, kConsumerWarpgroups, Tr::kSplitGroupFloats,
                                          kWorkspaceHeaderBytes);
   // Calls where no request can split run a kernel compiled without the split code (measured 2-4%
@@ -63,6 +61,20 @@ Status run_attention(const Params& p, const LaunchEnv& env, const CUtensorMap& m
   shape.pdl = env.pdl;
   return launch_kernel(kernel, shape, "sm90 attention kernel launch", p, map_k, map_v, plan,
                        static_cast<int>(num_tiles));
+}
+
+// e4m3 Q/K/V: the kernel with a two-term P for nvfp4 output, one term otherwise (mma.cuh).
+template <Elem kElem, int kHeadDim, bool kKvFp8>
+Status run_attention(const Params& p, const LaunchEnv& env, const CUtensorMap& map_k, const CUtensorMap& map_v) {
+  using T = typename ElemType<kElem>::type;
+  if constexpr (kElem == Elem::kE4m3) {
+    if (p.out_dtype == CTXATTN_DTYPE_NVFP4) {
+      return launch_attention<T, Traits<kHeadDim, kKvFp8, true, true>>(p, env, map_k, map_v);
+    }
+    return launch_attention<T, Traits<kHeadDim, kKvFp8, true, false>>(p, env, map_k, map_v);
+  } else {
+    return launch_attention<T, Traits<kHeadDim, kKvFp8>>(p, env, map_k, map_v);
+  }
 }
 
 }  // namespace sm90

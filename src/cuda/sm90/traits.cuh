@@ -36,11 +36,15 @@ constexpr int kLaunchRegisters = 168;
 // 128 e4m3 values); V is loaded into a raw stage and transposed by the producer warpgroup's other
 // warps into V^T (keys contiguous, the K-major B operand FP8 WGMMA needs), its keys permuted inside
 // each group of 32 so that P needs no shuffle between registers (mma.cuh). Head dims 128 and 256.
-template <int kHeadDim_, bool kKvFp8_ = false, bool kQkvFp8_ = false>
+// kTwoTermP_ (e4m3 Q/K/V only): P in two e4m3 terms for the P V product (mma.cuh), the kernel of
+// nvfp4 output.
+template <int kHeadDim_, bool kKvFp8_ = false, bool kQkvFp8_ = false, bool kTwoTermP_ = false>
 struct Traits {
   static constexpr int kHeadDim = kHeadDim_;
   static constexpr bool kKvFp8 = kKvFp8_;
   static constexpr bool kQkvFp8 = kQkvFp8_;
+  static constexpr bool kTwoTermP = kTwoTermP_;
+  static_assert(kQkvFp8 || !kTwoTermP, "two-term P: the FP8 P V product only");
   static_assert(!(kKvFp8 && kQkvFp8), "one e4m3 mode");
   static_assert(!kQkvFp8 || kHeadDim >= 128, "FP8 WGMMA path: rows of at least one 128-byte swizzle atom");
   static constexpr int kElemBytes = kQkvFp8 ? 1 : 2;      // Q, K and the stage V is read from
