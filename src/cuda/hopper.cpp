@@ -2,8 +2,8 @@
 // its TMA loads read, and the dispatch to the instantiation of (element type, head dim). Host
 // code only; the kernels live in sm90/inst/ (compiled for sm_90a alone).
 //
-// Served: fp16 / bf16 Q with K/V of the same type or e4m3, e4m3 Q with e4m3 K/V (FP8 WGMMA at
-// head dims 128 and 256, the fp16 kernel with Q and K/V widened at 64); head dims 64, 128, 256,
+// Served: fp16 / bf16 Q with K/V of the same type or e4m3, e4m3 Q with e4m3 K/V (FP8 WGMMA);
+// head dims 64, 128, 256,
 // page sizes of 8 and more, every mask, sink, scale, LSE and output kind of the SPEC; K/V and Q
 // with 16-byte aligned data and strides. Everything else is answered UNSUPPORTED with the reason, and AUTO then runs
 // the portable backend (core/dispatch.cpp).
@@ -61,11 +61,11 @@ Status encode_fn(EncodeTiled* fn) {
   return Status::Ok();
 }
 
-// e4m3 Q, K and V at head dims 128 / 256 run on FP8 WGMMA (H200: fp8.long_8k 907 us against
-// 1465 on the widened kernel); CTXATTN_SM90_FP8_MMA=0 sends them to the fp16 kernel of the
-// e4m3-KV path instead (Q widened as it is copied in), as head dim 64 always is.
+// e4m3 Q, K and V run on FP8 WGMMA (H200: fp8.long_8k 907 us against 1465 on the widened
+// kernel); CTXATTN_SM90_FP8_MMA=0 sends them to the fp16 kernel of the e4m3-KV path instead (Q
+// widened as it is copied in).
 bool fp8_mma(const Params& p) {
-  if (p.q_dtype != CTXATTN_DTYPE_FLOAT8_E4M3 || (p.head_dim != 128 && p.head_dim != 256)) return false;
+  if (p.q_dtype != CTXATTN_DTYPE_FLOAT8_E4M3) return false;
   const char* env = std::getenv("CTXATTN_SM90_FP8_MMA");
   return env == nullptr || env[0] != '0';
 }
@@ -87,13 +87,17 @@ Status make_pool_map(const Params& p, const void* base, int64_t stride_page, int
   const cuuint64_t strides[3] = {static_cast<cuuint64_t>(stride_token * elem), static_cast<cuuint64_t>(stride_head * elem),
                                  static_cast<cuuint64_t>(stride_page * elem)};
   const cuuint32_t rows = static_cast<cuuint32_t>(p.page_size < block_n ? p.page_size : block_n);
-  const cuuint32_t box[4] = {static_cast<cuuint32_t>(fp8 ? p.head_dim : qkv_fp8 ? 128 : 64), rows, 1, 1};
+  // qkv_fp8 at D = 64: rows of 64 bytes in the 64-byte swizzle (sm90/traits.cuh kRowBytes).
+  const bool rows64 = qkv_fp8 && p.head_dim == 64;
+  const cuuint32_t box[4] = {static_cast<cuuint32_t>(fp8 ? p.head_dim : qkv_fp8 ? (rows64 ? 64 : 128) : 64), rows, 1, 1};
   const cuuint32_t element_strides[4] = {1, 1, 1, 1};
   const CUtensorMapDataType type = fp8 || qkv_fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                                    : p.kv_dtype == CTXATTN_DTYPE_BFLOAT16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   const CUresult r = encode(map, type, 4, const_cast<void*>(base), dims, strides, box, element_strides,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, fp8 ? CU_TENSOR_MAP_SWIZZLE_NONE : CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, fp8      ? CU_TENSOR_MAP_SWIZZLE_NONE
+                            : rows64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                     : CU_TENSOR_MAP_SWIZZLE_128B,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
     return unsupported("kv_cache: the sm90 backend could not describe the KV pool to TMA (cuTensorMapEncodeTiled "
@@ -104,7 +108,8 @@ Status make_pool_map(const Params& p, const void* base, int64_t stride_page, int
 
 // Keys a tile (the same for every element type of a head dim; the TMA box rows follow it).
 int block_n_for(const Params& p) {
-  static_assert(sm90::Traits<128, false, true>::kBlockN == sm90::Traits<128>::kBlockN &&
+  static_assert(sm90::Traits<64, false, true>::kBlockN == sm90::Traits<64>::kBlockN &&
+                    sm90::Traits<128, false, true>::kBlockN == sm90::Traits<128>::kBlockN &&
                     sm90::Traits<256, false, true>::kBlockN == sm90::Traits<256>::kBlockN,
                 "one tile height a head dim");
   switch (p.head_dim) {
@@ -126,12 +131,13 @@ Status run_elem(const Params& p, const sm90::LaunchEnv& env, const CUtensorMap& 
                      std::to_string(p.head_dim));
 }
 
-// e4m3 Q, K and V (FP8 WGMMA): head dims 128 and 256.
+// e4m3 Q, K and V (FP8 WGMMA); the head dim is one of 64, 128 and 256 (cuda_sm90_supports).
 Status run_qkv_fp8(const Params& p, const sm90::LaunchEnv& env, const CUtensorMap& k, const CUtensorMap& v) {
-  if (p.head_dim == 128) return sm90::run_attention<sm90::Elem::kE4m3, 128, false>(p, env, k, v);
-  if (p.head_dim == 256) return sm90::run_attention<sm90::Elem::kE4m3, 256, false>(p, env, k, v);
-  return unsupported("head_dim: the sm90 backend runs e4m3 queries at head dims 128 and 256, got " +
-                     std::to_string(p.head_dim));
+  switch (p.head_dim) {
+    case 64: return sm90::run_attention<sm90::Elem::kE4m3, 64, false>(p, env, k, v);
+    case 128: return sm90::run_attention<sm90::Elem::kE4m3, 128, false>(p, env, k, v);
+    default: return sm90::run_attention<sm90::Elem::kE4m3, 256, false>(p, env, k, v);
+  }
 }
 
 #endif  // CTXATTN_WITH_SM90

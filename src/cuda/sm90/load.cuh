@@ -39,8 +39,12 @@ __device__ __forceinline__ uint32_t swizzled_offset(int row, int col, int rows) 
   return (col / kChunkCols) * rows * kSwizzleBytes + row * kSwizzleBytes +
          ((((col % kChunkCols) / 8) ^ (row % 8)) * 16) + (col % 8) * 2;
 }
-// The same for byte `byte` of row `row` (any element size): chunks of 128-byte rows.
+// The same for byte `byte` of row `row` (any element size): chunks of 128-byte rows, or with
+// kRowBytes 64 one chunk of 64-byte rows in the 64-byte swizzle.
+template <int kRowBytes = kSwizzleBytes>
 __device__ __forceinline__ uint32_t swizzled_byte_offset(int row, int byte, int rows) {
+  static_assert(kRowBytes == 128 || kRowBytes == 64, "the 128- and 64-byte swizzles");
+  if constexpr (kRowBytes == 64) return row * 64 + (((byte / 16) ^ ((row / 2) % 4)) * 16) + (byte % 16);
   return (byte / kSwizzleBytes) * rows * kSwizzleBytes + row * kSwizzleBytes +
          ((((byte % kSwizzleBytes) / 16) ^ (row % 8)) * 16) + (byte % 16);
 }
@@ -100,7 +104,7 @@ struct KvProducer {
       const int64_t token = static_cast<int64_t>(n) * Tr::kBlockN + (piece << log2_rows);
       const int32_t slot = static_cast<int32_t>(token & (p.page_size - 1));
       char* box = Tr::kKvFp8 ? dst + (piece << log2_rows) * Tr::kHeadDim
-                             : dst + chunk * Tr::kKvChunkBytes + (piece << log2_rows) * kSwizzleBytes;
+                             : dst + chunk * Tr::kKvChunkBytes + (piece << log2_rows) * Tr::kRowBytes;
       cute::SM90_TMA_LOAD_4D::copy(map, bar, static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_NORMAL), box,
                                    chunk * Tr::kChunkElems, slot, w.kv_head, page);
     }
@@ -222,18 +226,20 @@ struct VTransposer {
     const int lane = u % 32;
     const int q = lane % 4;
     // The lane's row addresses, less what the step adds. Raw: key 32 g + lane of the 128-byte
-    // swizzled chunk unit / 8, unit unit % 8 (swizzled by key % 8 = lane % 8). V^T: row
+    // swizzled chunk unit / 8, unit unit % 8 (swizzled by key % 8 = lane % 8); at D = 64 of the
+    // one chunk of 64-byte rows, unit `unit` (swizzled by (key / 2) % 4 = (lane / 2) % 4). V^T: row
     // 16 unit + stsm_d(lane), position unit 2 g + lane / 16 (swizzled by the row: 128-byte rows by
     // d % 8, 64-byte rows by (d / 2) % 4, both fixed by the lane as 16 unit leaves them).
-    const uint32_t raw_lane = static_cast<uint32_t>(__cvta_generic_to_shared(raw)) + lane * kSwizzleBytes;
-    const int raw_swizzle = lane % 8;
+    constexpr int kRaw = Tr::kRowBytes;
+    const uint32_t raw_lane = static_cast<uint32_t>(__cvta_generic_to_shared(raw)) + lane * kRaw;
+    const int raw_swizzle = kRaw == 128 ? lane % 8 : (lane / 2) % 4;
     const int sd = fp8::stsm_d(lane);
     const int vt_swizzle = Tr::kBlockN == 128 ? sd % 8 : (sd / 2) % 4;
     const uint32_t vt_lane = static_cast<uint32_t>(__cvta_generic_to_shared(vt)) + sd * Tr::kBlockN;
     const int pos_unit = fp8::stsm_pos(lane) / 16;
     for (int step = u / 32; step < kSteps; step += kWidenerWarps) {
       const int g = step / kUnits, unit = step % kUnits;
-      const uint32_t src = raw_lane + (unit / 8) * (Tr::kBlockN * kSwizzleBytes) + g * (32 * kSwizzleBytes) +
+      const uint32_t src = raw_lane + (unit / 8) * (Tr::kBlockN * kRaw) + g * (32 * kRaw) +
                            (((unit % 8) ^ raw_swizzle) << 4);
       uint32_t r[4];
       asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
@@ -324,7 +330,7 @@ __device__ __forceinline__ void issue_q(const Params& p, const int64_t* rows, in
     const int row = t / kUnitsPerRow + pass * kRowsPerPass;
     const bool valid = row < valid_rows;
     const char* src = valid ? q + rows[row] * kEb + byte : q;
-    cp_async_16_zfill(q_tile + swizzled_byte_offset(row, byte, kRowsPerWarpgroup), src, valid);
+    cp_async_16_zfill(q_tile + swizzled_byte_offset<Tr::kRowBytes>(row, byte, kRowsPerWarpgroup), src, valid);
   }
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }

@@ -40,7 +40,7 @@ __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint
 constexpr uint32_t kGroupBytes = 8 * kSwizzleBytes;  // 8 rows of one chunk: the swizzle period
 
 // The same for a K-major operand of 64-byte rows with the 64-byte swizzle (8-row groups of 512
-// bytes): V^T of 64-key tiles in the FP8 path.
+// bytes): V^T of 64-key tiles, and Q and K at D = 64, in the FP8 path.
 __device__ __forceinline__ uint64_t sw64_desc(uint32_t addr) {
   cute::GmmaDescriptor d;
   d.bitfield.start_address_ = static_cast<uint16_t>(addr >> 4);
@@ -79,6 +79,10 @@ struct SsOp<__nv_fp8_e4m3, 64> {
 template <>
 struct SsOp<__nv_fp8_e4m3, 128> {
   using type = gmma::MMA_64x128x32_F32E4M3E4M3_SS_TN<>;
+};
+template <>
+struct RsOp<__nv_fp8_e4m3, 64> {
+  using type = gmma::MMA_64x64x32_F32E4M3E4M3_RS_TN<>;
 };
 template <>
 struct RsOp<__nv_fp8_e4m3, 128> {
@@ -193,7 +197,18 @@ struct WarpgroupMma<__nv_fp8_e4m3, Tr> {
   static constexpr float kOScale = 1.0f / 256.0f;
 
   __device__ static void qk(float (&s)[kSRegs], uint32_t q, uint32_t k) {
-    issue_qk<typename SsOp<__nv_fp8_e4m3, Tr::kBlockN>::type, Tr::kHeadDim / 32>(s, q, k, Tr::kKvChunkBytes);
+    using Op = typename SsOp<__nv_fp8_e4m3, Tr::kBlockN>::type;
+    if constexpr (Tr::kRowBytes == 64) {
+      // D = 64: Q and K rows of 64 bytes in the 64-byte swizzle, two k steps of 32 bytes.
+      fence_operands(s);
+      cute::warpgroup_arrive();
+      ss_fma<Op>(sw64_desc(q), sw64_desc(k), s, gmma::ScaleOut::Zero, std::make_index_sequence<kSRegs>{});
+      ss_fma<Op>(sw64_desc(q + 32), sw64_desc(k + 32), s, gmma::ScaleOut::One, std::make_index_sequence<kSRegs>{});
+      cute::warpgroup_commit_batch();
+      fence_operands(s);
+    } else {
+      issue_qk<Op, Tr::kHeadDim / 32>(s, q, k, Tr::kKvChunkBytes);
+    }
   }
 
   // vt: V^T, D rows of kBlockN key bytes (one 128- or 64-byte swizzle row each). Tr::kTwoTermP:

@@ -35,7 +35,9 @@ constexpr int kLaunchRegisters = 168;
 // kQkvFp8: e4m3 Q, K and V on the FP8 tensor cores. Q and K are read as loaded (128-byte rows of
 // 128 e4m3 values); V is loaded into a raw stage and transposed by the producer warpgroup's other
 // warps into V^T (keys contiguous, the K-major B operand FP8 WGMMA needs), its keys permuted inside
-// each group of 32 so that P needs no shuffle between registers (mma.cuh). Head dims 128 and 256.
+// each group of 32 so that P needs no shuffle between registers (mma.cuh). Head dims 64, 128 and
+// 256; at 64, Q, K and the raw V rows are 64 bytes in the 64-byte swizzle (16-byte unit c of row r
+// at c ^ ((r / 2) % 4)).
 // kTwoTermP_ (e4m3 Q/K/V only): P in two e4m3 terms for the P V product (mma.cuh), the kernel of
 // nvfp4 output.
 template <int kHeadDim_, bool kKvFp8_ = false, bool kQkvFp8_ = false, bool kTwoTermP_ = false>
@@ -46,9 +48,12 @@ struct Traits {
   static constexpr bool kTwoTermP = kTwoTermP_;
   static_assert(kQkvFp8 || !kTwoTermP, "two-term P: the FP8 P V product only");
   static_assert(!(kKvFp8 && kQkvFp8), "one e4m3 mode");
-  static_assert(!kQkvFp8 || kHeadDim >= 128, "FP8 WGMMA path: rows of at least one 128-byte swizzle atom");
   static constexpr int kElemBytes = kQkvFp8 ? 1 : 2;      // Q, K and the stage V is read from
   static constexpr int kChunkElems = kSwizzleBytes / kElemBytes;  // elements per 128-byte chunk row
+  // Bytes of one row of a Q / K chunk (and of a raw e4m3 V row on the FP8 path): 128, or 64 for
+  // e4m3 Q/K/V at D = 64 (the 64-byte swizzle).
+  static constexpr int kRowBytes = kHeadDim * kElemBytes < kSwizzleBytes ? kHeadDim * kElemBytes : kSwizzleBytes;
+  static_assert(kRowBytes == kSwizzleBytes || kQkvFp8, "16-bit rows fill the 128-byte swizzle");
   static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256, "head dim: whole 128-byte chunks, at most 256 (WGMMA N)");
   static constexpr int kBlockM = kConsumerWarpgroups * kRowsPerWarpgroup;
   // Keys per tile: 128 while Q, two K and two V stages fit in 227 KB; D = 256 halves it.
@@ -63,7 +68,7 @@ struct Traits {
   // Not with e4m3 P: lazy rescaling lets p reach 2^8, which the scaled e4m3 P (mma.cuh) cannot
   // hold.
   static constexpr bool kLazySchedule = kHeadDim == 256 && !kQkvFp8;
-  static constexpr int kChunks = kHeadDim / kChunkElems;
+  static constexpr int kChunks = kHeadDim < kChunkElems ? 1 : kHeadDim / kChunkElems;
   // e4m3 KV: the producer warpgroup's warps 1-3 widen the raw tiles and need more registers.
   // setmaxnreg moves registers inside the CTA's launch allocation (384 x 168 = 64512; 240 for
   // the consumers would wait forever). D <= 128: 128 * 56 + 256 * 224 = 64512, where the
@@ -83,7 +88,7 @@ struct Traits {
   // it) keeps the 16-bit size.
   static constexpr int kQWarpgroupBytes = kRowsPerWarpgroup * kHeadDim * 2;
   static constexpr int kKvTileBytes = kBlockN * kHeadDim * kElemBytes;  // kQkvFp8: V^T, D rows of kBlockN bytes
-  static constexpr int kKvChunkBytes = kBlockN * kSwizzleBytes;  // one column chunk of a K/V tile
+  static constexpr int kKvChunkBytes = kBlockN * kRowBytes;  // one column chunk of a K/V tile
 
   // Q ahead: where it fits (D <= 128, but not e4m3 KV widened for 16-bit queries), each consumer warpgroup has
   // two Q regions and two row tables, used by alternate work items, so that in a grid smaller
