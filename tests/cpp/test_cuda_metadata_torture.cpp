@@ -40,10 +40,30 @@ namespace {
 struct GpuBackend {
   ctxattn_backend_t code;
   const char* name;
+  const char* grid_ctas;  // CTXATTN_SM90_GRID_CTAS for its calls (nullptr: unset)
 };
-constexpr int kNumBackends = 2;
-constexpr GpuBackend kGpuBackends[kNumBackends] = {{CTXATTN_BACKEND_CUDA_PORTABLE, "cuda-portable"},
-                                                   {CTXATTN_BACKEND_CUDA_SM90, "cuda-sm90"}};
+// The Hopper kernel twice: with its own grid, and with a grid of 3 CTAs walking the work items
+// striped (each CTA's pipelines, Q regions and row tables carried from item to item).
+constexpr int kNumBackends = 3;
+constexpr GpuBackend kGpuBackends[kNumBackends] = {{CTXATTN_BACKEND_CUDA_PORTABLE, "cuda-portable", nullptr},
+                                                   {CTXATTN_BACKEND_CUDA_SM90, "cuda-sm90", nullptr},
+                                                   {CTXATTN_BACKEND_CUDA_SM90, "cuda-sm90-striped", "3"}};
+
+// Sets CTXATTN_SM90_GRID_CTAS for a backend's calls while in scope.
+class GridCap {
+ public:
+  explicit GridCap(const GpuBackend& b) : set_(b.grid_ctas != nullptr) {
+    if (set_) setenv("CTXATTN_SM90_GRID_CTAS", b.grid_ctas, 1);
+  }
+  ~GridCap() {
+    if (set_) unsetenv("CTXATTN_SM90_GRID_CTAS");
+  }
+  GridCap(const GridCap&) = delete;
+  GridCap& operator=(const GridCap&) = delete;
+
+ private:
+  bool set_;
+};
 
 // Every torture problem has these requests. 0, 4 and 6 are honest unless a case lies about them
 // too (q_len 1, 37 and 16; a cached prefix, none, partial pages); the others are the liars.
@@ -652,6 +672,7 @@ class CudaTorture : public ::testing::Test {
           continue;
         }
         ++tally[bi].shapes_run;
+        const GridCap cap(kGpuBackends[bi]);
         for (int ci = 0; ci < static_cast<int>(cases.size()); ++ci) {
           if ((ci + si) % stride != 0) continue;
           Metadata m = r.sizes.honest;
@@ -711,6 +732,7 @@ TEST_F(CudaTorture, CheckModeQuotesUint32SeqLensUnsigned) {
 
   int ran = 0;
   for (const GpuBackend& backend : kGpuBackends) {
+    const GridCap cap(backend);
     PagedProblem gpu(s);
     corrupt(gpu);
     gpu.poison_outputs();
