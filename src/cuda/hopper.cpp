@@ -2,17 +2,16 @@
 // its TMA loads read, and the dispatch to the instantiation of (element type, head dim). Host
 // code only; the kernels live in sm90/inst/ (compiled for sm_90a alone).
 //
-// Served: fp16 / bf16 Q with K/V of the same type or e4m3, e4m3 Q with e4m3 K/V (head dims 128
-// and 256, FP8 WGMMA), head dims 64, 128, 256, page sizes of 8 and
-// more, every mask, sink, scale, LSE and output kind of the SPEC; K/V and Q with 16-byte aligned
-// data and strides. Everything else is answered UNSUPPORTED with the reason, and AUTO then runs
+// Served: fp16 / bf16 Q with K/V of the same type or e4m3, e4m3 Q with e4m3 K/V (FP8 WGMMA at
+// head dims 128 and 256, the fp16 kernel with Q and K/V widened at 64); head dims 64, 128, 256,
+// page sizes of 8 and more, every mask, sink, scale, LSE and output kind of the SPEC; K/V and Q
+// with 16-byte aligned data and strides. Everything else is answered UNSUPPORTED with the reason, and AUTO then runs
 // the portable backend (core/dispatch.cpp).
 #include <cuda.h>
 #include <stdint.h>
 
 #include <cstdlib>
 #include <mutex>
-#include <cstdlib>
 #include <string>
 
 #include "core/backends.h"
