@@ -73,13 +73,12 @@ bool fp8_mma(const Params& p) {
 // The pool (K or V) as a 4-D tensor (d, slot, KV head, page); coordinates past any extent read
 // as zeros. 16-bit KV: boxes of 64 columns x one page piece, 128-byte swizzle. e4m3 KV: boxes of
 // whole rows (D bytes) x one page piece, no swizzle (the raw tile the wideners read).
-Status make_pool_map(const Params& p, const void* base, int64_t stride_page, int64_t stride_head,
+Status make_pool_map(const Params& p, bool qkv_fp8, const void* base, int64_t stride_page, int64_t stride_head,
                      int64_t stride_token, int block_n, CUtensorMap* map) {
   EncodeTiled encode = nullptr;
   CTXATTN_RETURN_IF_ERROR(encode_fn(&encode));
-  // fp8: e4m3 KV read by the wideners (whole rows, no swizzle: their raw tile); qkv_fp8: e4m3
-  // Q, K and V on FP8 WGMMA (128-byte chunks with the 128-byte swizzle, as WGMMA reads K).
-  const bool qkv_fp8 = fp8_mma(p);
+  // fp8: e4m3 KV read by the wideners (whole rows, no swizzle: their raw tile); qkv_fp8 (the
+  // call runs on FP8 WGMMA, fp8_mma): 128-byte chunks with the 128-byte swizzle, as WGMMA reads K.
   const bool fp8 = p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && !qkv_fp8;
   const int64_t elem = fp8 || qkv_fp8 ? 1 : 2;
   const cuuint64_t dims[4] = {static_cast<cuuint64_t>(p.head_dim), static_cast<cuuint64_t>(p.page_size),
@@ -234,14 +233,17 @@ Status cuda_sm90_run(const Params& p) {
   if (p.batch_size == 0 || p.max_q_len == 0 || p.num_tokens == 0) return Status::Ok();
   const int block_n = block_n_for(p);
   CUtensorMap map_k, map_v;
-  CTXATTN_RETURN_IF_ERROR(make_pool_map(p, p.k, p.k_stride_page, p.k_stride_head, p.k_stride_token, block_n, &map_k));
-  CTXATTN_RETURN_IF_ERROR(make_pool_map(p, p.v, p.v_stride_page, p.v_stride_head, p.v_stride_token, block_n, &map_v));
+  const bool qkv_fp8 = fp8_mma(p);  // reads the environment once a call
+  CTXATTN_RETURN_IF_ERROR(
+      make_pool_map(p, qkv_fp8, p.k, p.k_stride_page, p.k_stride_head, p.k_stride_token, block_n, &map_k));
+  CTXATTN_RETURN_IF_ERROR(
+      make_pool_map(p, qkv_fp8, p.v, p.v_stride_page, p.v_stride_head, p.v_stride_token, block_n, &map_v));
   DeviceGuard guard;
   CTXATTN_RETURN_IF_ERROR(guard.set(p.device_index));
   int sms = 0;
   CTXATTN_RETURN_IF_ERROR(cuda_sm_count(p.device_index, &sms));
   const sm90::LaunchEnv env{static_cast<cudaStream_t>(p.stream), p.device_index, p.enable_pdl, sms};
-  if (fp8_mma(p)) return run_qkv_fp8(p, env, map_k, map_v);
+  if (qkv_fp8) return run_qkv_fp8(p, env, map_k, map_v);
   const bool bf16 = p.q_dtype == CTXATTN_DTYPE_BFLOAT16;  // other e4m3 queries: the fp16 kernel
   if (p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) {
     return bf16 ? run_elem<sm90::Elem::kBFloat16, true>(p, env, map_k, map_v)

@@ -153,6 +153,16 @@ __device__ __forceinline__ void transpose_tile(const Work& w, const KeyBand& ban
   }
 }
 
+// Calls f(w) for each non-empty work item of this CTA, in order: items blockIdx.x,
+// blockIdx.x + gridDim.x, ... of num_tiles. Every role walks the same items.
+template <class Tr, bool kSplit, class F>
+__device__ __forceinline__ void for_each_item(const Params& p, const SplitPlan& plan, int num_tiles, F&& f) {
+  for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+    const Work w = Work::make<Tr::kBlockM, kSplit>(p, plan, tile);
+    if (!w.empty()) f(w);
+  }
+}
+
 // The first non-empty work item of this CTA from `tile` on (tiles tile, tile + grid, ...), or
 // tile num_tiles when none is left.
 struct FoundWork {
@@ -398,7 +408,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   pdl_wait_for_inputs();
   // Work tile i of num_tiles (Work::make's order) goes to CTA i % gridDim.x; the barrier phases
   // carry from one tile to the next, and the producer runs ahead into a CTA's next tile while
-  // the consumers finish the last. (The launch gives one CTA a tile today: see run.cuh.)
+  // the consumers finish the last. (The launch gives one CTA a tile unless CTXATTN_SM90_GRID_CTAS
+  // caps the grid: see run.cuh.)
   if (warpgroup == 0) {
     cutlass::arch::warpgroup_reg_dealloc<Tr::kProducerRegs>();
     if (tid / 32 == 0) {
@@ -406,27 +417,21 @@ __global__ void __launch_bounds__(kThreads, 1)
       const KvProducer<Tr> kv(p, &map_k, &map_v, lane);
       PipeState state, raw;
       uint32_t tail_phase = 0;
-      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-        const Work w = Work::make<Tr::kBlockM, kSplit>(p, plan, tile);
-        if (w.empty()) continue;
+      for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w) {
         produce_tile<T, Tr>(p, w, w.band<Tr::kBlockM>(p), smem, bars, kv, state, raw, tail_phase, lane);
-      }
+      });
     } else if constexpr (Tr::kKvFp8) {
       const int u = tid - 32;  // widener thread index
       PipeState state, raw;
-      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-        const Work w = Work::make<Tr::kBlockM, kSplit>(p, plan, tile);
-        if (w.empty()) continue;
+      for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w) {
         widen_tile<T, Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u);
-      }
+      });
     } else if constexpr (Tr::kQkvFp8) {
       const int u = tid - 32;  // transposing thread index
       PipeState state, raw;
-      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-        const Work w = Work::make<Tr::kBlockM, kSplit>(p, plan, tile);
-        if (w.empty()) continue;
+      for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w) {
         transpose_tile<Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u);
-      }
+      });
     }
   } else {
     cutlass::arch::warpgroup_reg_alloc<Tr::kConsumerRegs>();
@@ -448,13 +453,11 @@ __global__ void __launch_bounds__(kThreads, 1)
         buf ^= 1;
       }
     } else {
-      for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-        const Work w = Work::make<Tr::kBlockM, kSplit>(p, plan, tile);
-        if (w.empty()) continue;
-        int unused;
+      for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w) {
+        int unused;  // (no Q ahead: the item index and the next item are not used)
         consume_tile<T, Tr, kSplit>(p, plan, w, smem, smem_base, bars, last_flag, consumer_index, t, k_state, v_state,
-                                    tile, num_tiles, 0, unused);
-      }
+                                    0, num_tiles, 0, unused);
+      });
     }
     pdl_allow_dependents();
   }
