@@ -90,20 +90,50 @@ CTXATTN_HD uint8_t float_to_e4m3(float x) {
 }
 
 // ---- e2m1 (nvfp4 values): grid {0, .5, 1, 1.5, 2, 3, 4, 6}, code = sign<<3 | magnitude ----
+// Ties go to the even code (0, 1.0, 2.0, 4.0); NaN gives magnitude 7 (e2m1 has none). A sum of
+// comparisons, no branches: the GPU epilogues run it for every output value.
 CTXATTN_HD uint8_t float_to_e2m1(float x) {
   const uint8_t sign = (f32_bits(x) >> 31) ? 0x8u : 0x0u;
   const float a = fabsf(x);
-  uint8_t m;
-  // Ties go to the even code (0, 1.0, 2.0, 4.0).
-  if (a <= 0.25f) m = 0;
-  else if (a < 0.75f) m = 1;
-  else if (a <= 1.25f) m = 2;
-  else if (a < 1.75f) m = 3;
-  else if (a <= 2.5f) m = 4;
-  else if (a < 3.5f) m = 5;
-  else if (a <= 5.0f) m = 6;
-  else m = 7;  // also NaN: e2m1 has none
+  int m = (a > 0.25f) + (a >= 0.75f) + (a > 1.25f) + (a >= 1.75f) + (a > 2.5f) + (a >= 3.5f) + (a > 5.0f);
+  if (a != a) m = 7;
   return (uint8_t)(sign | m);
+}
+
+// nvfp4 block quantisation, one routine for every backend. A block of kNvfp4BlockSize values with
+// absolute maximum amax gets the e4m3 scale code e4m3(o_sf_scale * amax / 6); each value x the
+// e2m1 code of clamp(x * o_sf_scale / sf, -6, 6) (0 when sf is 0), sf the scale's value.
+struct Nvfp4Scale {
+  uint8_t code;
+  float value;  // e4m3_to_float(code)
+  float rcp;    // 1 / value, rounded to nearest
+};
+
+CTXATTN_HD Nvfp4Scale nvfp4_scale(float amax, float o_sf_scale) {
+  Nvfp4Scale s;
+  s.code = float_to_e4m3(o_sf_scale * amax / 6.0f);
+  s.value = e4m3_to_float(s.code);
+  s.rcp = 1.0f / s.value;
+  return s;
+}
+
+// t / d rounded to nearest without a division, given rcp = 1 / d rounded to nearest: q0 = t * rcp
+// is within an ulp of the quotient, and one correction by the exact remainder (fma) rounds it
+// correctly (Markstein's theorem) as long as the remainder stays normal: for every e4m3 divisor
+// that holds for |t| >= 2^-100 (tests/cpp/test_numeric.cpp checks it against the division);
+// below, the quotient is under 2^-90 and may be an ulp off, which no e2m1 code can tell. Where q0
+// is not finite (the quotient overflows, or t is not finite) q0 is the answer; copysignf keeps
+// the sign of a zero t (the correction would give +0 for -0).
+CTXATTN_HD float divide_by_reciprocal(float t, float d, float rcp) {
+  const float q0 = t * rcp;
+  const float q = fmaf(fmaf(-q0, d, t), rcp, q0);
+  return copysignf(fabsf(q0) <= 3.402823466e38f ? q : q0, t);
+}
+
+CTXATTN_HD uint8_t nvfp4_value_code(float x, float o_sf_scale, const Nvfp4Scale& s) {
+  if (s.value == 0.0f) return 0;
+  const float q = divide_by_reciprocal(x * o_sf_scale, s.value, s.rcp);
+  return float_to_e2m1(fminf(fmaxf(q, -6.0f), 6.0f));
 }
 
 CTXATTN_HD float e2m1_to_float(uint8_t code) {

@@ -13,21 +13,12 @@ namespace {
 uint8_t quantize_nvfp4_block(const float* x, float o_sf_scale, uint8_t* packed) {
   float amax = 0.0f;
   for (int i = 0; i < kNvfp4BlockSize; ++i) amax = std::max(amax, std::fabs(x[i]));
-  const uint8_t sf = float_to_e4m3(o_sf_scale * amax / 6.0f);
-  const float sf_value = e4m3_to_float(sf);
-  uint8_t codes[kNvfp4BlockSize];
-  for (int i = 0; i < kNvfp4BlockSize; ++i) {
-    if (sf_value == 0.0f) {
-      codes[i] = 0;
-    } else {
-      const float scaled = std::min(std::max(x[i] * o_sf_scale / sf_value, -6.0f), 6.0f);
-      codes[i] = float_to_e2m1(scaled);
-    }
-  }
+  const Nvfp4Scale sf = nvfp4_scale(amax, o_sf_scale);
   for (int i = 0; i < kNvfp4BlockSize / 2; ++i) {
-    packed[i] = static_cast<uint8_t>(codes[2 * i] | (codes[2 * i + 1] << 4));
+    packed[i] = static_cast<uint8_t>(nvfp4_value_code(x[2 * i], o_sf_scale, sf) |
+                                     (nvfp4_value_code(x[2 * i + 1], o_sf_scale, sf) << 4));
   }
-  return sf;
+  return sf.code;
 }
 
 }  // namespace

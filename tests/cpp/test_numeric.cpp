@@ -4,6 +4,7 @@
 // neighbours, values next to them, saturation, overflow and NaN get their own checks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -181,6 +182,72 @@ TEST(Numeric, E2m1GridAndTies) {
   EXPECT_EQ(float_to_e2m1(3.5f), 6);
   EXPECT_EQ(float_to_e2m1(5.0f), 6);
   EXPECT_EQ(float_to_e2m1(100.0f), 7);
+}
+
+// The nvfp4 encoder divides by the block scale through its reciprocal (numeric.h); the quotient
+// must be the division's, bit for bit, for every e4m3 divisor, including ties of the e2m1 grid.
+TEST(Numeric, DivisionByReciprocalIsTheDivision) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> mant(1.0f, 2.0f);
+  std::uniform_int_distribution<int> expo(-140, 127);
+  const float grid[] = {0.25f, 0.5f, 0.75f, 1.0f, 1.25f, 1.5f, 1.75f, 2.0f, 2.5f, 3.0f, 3.5f, 4.0f, 5.0f, 6.0f};
+  for (int code = 1; code < 0x7f; ++code) {
+    const float d = e4m3_to_float(static_cast<uint8_t>(code));
+    const float rcp = 1.0f / d;
+    auto check = [&](float t) {
+      for (float x : {t, -t}) {
+        const float want = x / d, got = divide_by_reciprocal(x, d, rcp);
+        if (std::fabs(x) >= std::ldexp(1.0f, -100) || x == 0.0f) {
+          ASSERT_EQ(f32_bits(got), f32_bits(want)) << x << " / " << d;
+        } else {
+          // A dividend below 2^-100: the remainder may underflow and the quotient be an ulp off;
+          // it is below 2^-90 either way (the e2m1 code 0), with the sign of the division.
+          ASSERT_LE(std::fabs(got), std::ldexp(1.0f, -90)) << x << " / " << d;
+          ASSERT_EQ(f32_bits(got) >> 31, f32_bits(want) >> 31) << x << " / " << d;
+        }
+      }
+    };
+    for (int i = 0; i < 20000; ++i) check(std::ldexp(mant(rng), expo(rng)));
+    for (float g : grid) {  // ties of the e2m1 rounding and their neighbours
+      const float t = g * d;
+      check(t);
+      check(std::nextafter(t, 0.0f));
+      check(std::nextafter(t, INFINITY));
+    }
+    for (float t : {0.0f, 1e-45f, 1e-40f, 1.17549435e-38f, 3.4e38f, 3.402823466e38f, INFINITY}) check(t);
+    for (int i = 0; i < 4000; ++i) check(std::ldexp(mant(rng), -149 + i % 60));  // tiny and subnormal dividends
+    const float nan_q = divide_by_reciprocal(NAN, d, rcp);
+    EXPECT_TRUE(nan_q != nan_q);
+  }
+}
+
+TEST(Numeric, Nvfp4ValueCodesFollowTheFormula) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  for (float o_sf_scale : {1.0f, 0.37f, 6.0f, 1000.0f}) {
+    for (int i = 0; i < 20000; ++i) {
+      float block[kNvfp4BlockSize];
+      float amax = 0.0f;
+      const float spread = std::ldexp(1.0f, i % 60 - 40 - (i % 7 == 0 ? 100 : 0));  // (also subnormal blocks)
+      for (float& v : block) {
+        v = normal(rng) * spread;
+        amax = std::max(amax, std::fabs(v));
+      }
+      const Nvfp4Scale s = nvfp4_scale(amax, o_sf_scale);
+      ASSERT_EQ(s.code, float_to_e4m3(o_sf_scale * amax / 6.0f));
+      const float sf = e4m3_to_float(s.code);
+      for (float v : block) {
+        const uint8_t want = sf == 0.0f ? 0 : float_to_e2m1(fminf(fmaxf(v * o_sf_scale / sf, -6.0f), 6.0f));
+        ASSERT_EQ(nvfp4_value_code(v, o_sf_scale, s), want) << v << " scale " << sf;
+      }
+    }
+    for (float v : {0.0f, -0.0f, 1e-45f, -1e-45f, 3e38f, -3e38f, INFINITY, -INFINITY}) {
+      const Nvfp4Scale s = nvfp4_scale(std::fabs(v), o_sf_scale);
+      const float sf = e4m3_to_float(s.code);
+      const uint8_t want = sf == 0.0f ? 0 : float_to_e2m1(fminf(fmaxf(v * o_sf_scale / sf, -6.0f), 6.0f));
+      EXPECT_EQ(nvfp4_value_code(v, o_sf_scale, s), want) << v;
+    }
+  }
 }
 
 TEST(Numeric, Nvfp4ScaleOffsetMatchesNestedTiling) {

@@ -82,14 +82,14 @@ struct Epilogue {
           float amax = fmaxf(fmaxf(fabsf(a[0]), fabsf(a[1])), fmaxf(fabsf(b[0]), fabsf(b[1])));
           amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
           amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
-          const uint8_t sf = nvfp4_scale_code(amax, p.o_sf_scale);
+          const uint32_t packed = nvfp4_block_bits(a[0], a[1], b[0], b[1], amax, p.o_sf_scale);
           const int col = blk * 16 + 2 * quad;
-          st_shared_8bit(staged(stage, row, col, 4, chunks), nvfp4_pair_bits(a[0], a[1], sf, p.o_sf_scale));
-          st_shared_8bit(staged(stage, row, col + 8, 4, chunks), nvfp4_pair_bits(b[0], b[1], sf, p.o_sf_scale));
+          st_shared_8bit(staged(stage, row, col, 4, chunks), packed & 0xffu);
+          st_shared_8bit(staged(stage, row, col + 8, 4, chunks), (packed >> 8) & 0xffu);
           if (quad == 0 && rows.valid[r]) {
             const int64_t sf_row = p.out_scale_start_index + w.q_start + rows.token[r];
             const int64_t sf_col = static_cast<int64_t>(rows.head[r]) * (Tr::kHeadDim / 16) + blk;
-            p.out_scale[nvfp4_scale_offset(sf_row, sf_col, p.out_scale_cols)] = sf;
+            p.out_scale[nvfp4_scale_offset(sf_row, sf_col, p.out_scale_cols)] = static_cast<uint8_t>(packed >> 16);
           }
         }
       } else {
