@@ -25,6 +25,7 @@
 #include <cutlass/arch/barrier.h>
 
 #include "core/params.h"
+#include "cuda/sm80/ptx.cuh"
 #include "cuda/sm90/fp8_layout.h"
 #include "cuda/sm90/pipeline.cuh"
 #include "cuda/sm90/traits.cuh"
@@ -159,43 +160,82 @@ __device__ __forceinline__ uint32_t widen_e4m3x2(uint32_t two) {
   }
 }
 
+// Four e4m3 values (one 32-bit word, low byte first) as four 16-bit values of T. The word's
+// halves go to the conversions as 16-bit registers (no shifts or masks to extract them).
+template <typename T>
+__device__ __forceinline__ uint2 widen_e4m3x4(uint32_t four) {
+  uint32_t lo, hi;
+  asm("{\n\t.reg .b16 a, b;\n\tmov.b32 {a, b}, %2;\n\t"
+      "cvt.rn.f16x2.e4m3x2 %0, a;\n\tcvt.rn.f16x2.e4m3x2 %1, b;\n\t}"
+      : "=r"(lo), "=r"(hi)
+      : "r"(four));
+  if constexpr (std::is_same<T, __half>::value) {
+    return make_uint2(lo, hi);
+  } else {
+    auto to_bf16 = [](uint32_t h2) {
+      const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&h2));
+      const __nv_bfloat162 b = __float22bfloat162_rn(f);
+      return *reinterpret_cast<const uint32_t*>(&b);
+    };
+    return make_uint2(to_bf16(lo), to_bf16(hi));
+  }
+}
+
 // The widener warps (1 .. kWidenerWarps of the producer warpgroup): raw e4m3 tile -> 16-bit
 // swizzled stage. u: this thread's index among the wideners.
+//
+// Thread u always widens the same 16-byte column unit (the thread count is a multiple of a
+// row's units) of rows u / kUnitsPerRow + s * kRowStep, s = 0, 1, ...: its source addresses are
+// one register plus constants, and the destination's swizzle term, a function of row % 8, takes
+// kPeriod values, computed once a tile. A unit is then a load, 16 conversions and two stores.
 template <typename T, class Tr>
 struct KvWidener {
   static constexpr int kThreadsWidening = kWidenerWarps * 32;
   static constexpr int kUnitsPerRow = Tr::kHeadDim / 16;  // 16 e4m3 values a unit
-
-  static constexpr int kUnits = Tr::kBlockN * kUnitsPerRow;
+  static_assert(kThreadsWidening % kUnitsPerRow == 0, "a thread keeps its column unit");
+  static constexpr int kRowStep = kThreadsWidening / kUnitsPerRow;
+  static constexpr int kSteps = (Tr::kBlockN + kRowStep - 1) / kRowStep;  // rows a thread visits at most
+  static constexpr int kPeriod = kRowStep % 8 == 0 ? 1 : kRowStep % 4 == 0 ? 2 : kRowStep % 2 == 0 ? 4 : 8;
   static constexpr int kInFlight = 4;  // units a thread loads before converting the first
 
   // Rows at and past valid_rows are written as zeros (V past kv_len: 0 * NaN would survive P = 0).
-  // A thread's units are loaded four at a time ahead of their conversion: three warps alone cannot
-  // hide the shared-memory latency of one unit at a time.
+  // Loads run kInFlight units ahead of their conversion: three warps alone cannot hide the
+  // shared-memory latency of one unit at a time.
   __device__ static void widen(const char* raw, char* stage, int valid_rows, int u) {
-    for (int base = u; base < kUnits; base += kInFlight * kThreadsWidening) {
+    const int row0 = u / kUnitsPerRow;
+    const int col = (u % kUnitsPerRow) * 16;  // first of the unit's 16 elements
+    // Rows of D bytes: row r's unit at byte 16 (r * kUnitsPerRow + unit), so step s at 16 u + s * 16 * threads.
+    const uint32_t src = sm80::smem_addr(raw) + u * 16;
+    // Shared addresses of the unit's two 8-element halves in row row0 + k * kRowStep, less
+    // k * kRowStep rows, for k < kPeriod: step s adds s * kRowStep rows to those of k = s % kPeriod.
+    const uint32_t dst = sm80::smem_addr(stage);
+    uint32_t dst_lo[kPeriod], dst_hi[kPeriod];
+#pragma unroll
+    for (int k = 0; k < kPeriod; ++k) {
+      const int row = row0 + k * kRowStep;
+      dst_lo[k] = dst + swizzled_offset(row, col, Tr::kBlockN) - k * kRowStep * kSwizzleBytes;
+      dst_hi[k] = dst + swizzled_offset(row, col + 8, Tr::kBlockN) - k * kRowStep * kSwizzleBytes;
+    }
+#pragma unroll
+    for (int base = 0; base < kSteps; base += kInFlight) {
       uint4 x[kInFlight];
 #pragma unroll
       for (int i = 0; i < kInFlight; ++i) {
-        const int idx = base + i * kThreadsWidening;
+        const int s = base + i;
         x[i] = make_uint4(0, 0, 0, 0);
-        if (idx < kUnits && idx / kUnitsPerRow < valid_rows) {
-          x[i] = *reinterpret_cast<const uint4*>(raw + idx * 16);  // rows of D bytes: unit idx at byte 16 idx
-        }
+        if (s < kSteps && row0 + s * kRowStep < valid_rows) x[i] = sm80::ld_shared_16(src + s * kThreadsWidening * 16);
       }
 #pragma unroll
       for (int i = 0; i < kInFlight; ++i) {
-        const int idx = base + i * kThreadsWidening;
-        if (idx >= kUnits) break;
-        const int row = idx / kUnitsPerRow;
-        const int col = (idx % kUnitsPerRow) * 16;
+        const int s = base + i;
+        if (s >= kSteps) break;
+        if (row0 + s * kRowStep >= Tr::kBlockN) break;  // (only the last step can pass the tile)
         // Zero bytes widen to zeros: rows past valid_rows need no separate path.
-        const uint4 lo = make_uint4(widen_e4m3x2<T>(x[i].x & 0xffffu), widen_e4m3x2<T>(x[i].x >> 16),
-                                    widen_e4m3x2<T>(x[i].y & 0xffffu), widen_e4m3x2<T>(x[i].y >> 16));
-        const uint4 hi = make_uint4(widen_e4m3x2<T>(x[i].z & 0xffffu), widen_e4m3x2<T>(x[i].z >> 16),
-                                    widen_e4m3x2<T>(x[i].w & 0xffffu), widen_e4m3x2<T>(x[i].w >> 16));
-        *reinterpret_cast<uint4*>(stage + swizzled_offset(row, col, Tr::kBlockN)) = lo;
-        *reinterpret_cast<uint4*>(stage + swizzled_offset(row, col + 8, Tr::kBlockN)) = hi;
+        const uint2 a = widen_e4m3x4<T>(x[i].x), b = widen_e4m3x4<T>(x[i].y);
+        const uint2 c = widen_e4m3x4<T>(x[i].z), d = widen_e4m3x4<T>(x[i].w);
+        const uint32_t rows = s * kRowStep * kSwizzleBytes;
+        sm80::st_shared_16(dst_lo[s % kPeriod] + rows, make_uint4(a.x, a.y, b.x, b.y));
+        sm80::st_shared_16(dst_hi[s % kPeriod] + rows, make_uint4(c.x, c.y, d.x, d.y));
       }
     }
   }

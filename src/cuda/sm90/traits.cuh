@@ -69,15 +69,14 @@ struct Traits {
   // hold.
   static constexpr bool kLazySchedule = kHeadDim == 256 && !kQkvFp8;
   static constexpr int kChunks = kHeadDim < kChunkElems ? 1 : kHeadDim / kChunkElems;
-  // e4m3 KV: the producer warpgroup's warps 1-3 widen the raw tiles and need more registers.
-  // setmaxnreg moves registers inside the CTA's launch allocation (384 x 168 = 64512; 240 for
-  // the consumers would wait forever). D <= 128: 128 * 56 + 256 * 224 = 64512, where the
-  // wideners keep four 16-byte units in flight without spilling and the consumers' main loop
-  // still has no local memory access; D = 256: 128 * 40 + 256 * 232 (at 224 its consumer loop
-  // would spill; the wideners spill their per-tile state instead). e4m3 Q/K/V: 40 / 232 (the
+  // e4m3 KV: the producer warpgroup's warps 1-3 widen the raw tiles. setmaxnreg moves registers
+  // inside the CTA's launch allocation (384 x 168 = 64512; 240 for the consumers would wait
+  // forever): 128 * 40 + 256 * 232. At 224 the consumers' main loop spilled once the epilogue's
+  // nvfp4 encoder was inlined without divisions; the wideners (load.cuh) keep a few per-tile
+  // values in local memory instead, outside their per-unit work. e4m3 Q/K/V: 40 / 232 too (the
   // transposing warps' needs).
-  static constexpr int kProducerRegs = kQkvFp8 ? 40 : !kKvFp8 ? kProducerRegisters : kHeadDim <= 128 ? 56 : 40;
-  static constexpr int kConsumerRegs = kQkvFp8 ? 232 : !kKvFp8 ? kConsumerRegisters : kHeadDim <= 128 ? 224 : 232;
+  static constexpr int kProducerRegs = kQkvFp8 ? 40 : !kKvFp8 ? kProducerRegisters : 40;
+  static constexpr int kConsumerRegs = kQkvFp8 ? 232 : !kKvFp8 ? kConsumerRegisters : 232;
   static_assert(kWarpgroupThreads * (kProducerRegs + kConsumerWarpgroups * kConsumerRegs) <= kThreads * kLaunchRegisters,
                 "setmaxnreg redistributes the launch allocation only");
   // A split piece's partial per consumer warpgroup (cuda/common/split.cuh): O (D / 2 fp32 a
