@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <cfloat>
 #include <cmath>
 
 #include "core/host_device.h"
@@ -127,7 +128,7 @@ CTXATTN_HD Nvfp4Scale nvfp4_scale(float amax, float o_sf_scale) {
 CTXATTN_HD float divide_by_reciprocal(float t, float d, float rcp) {
   const float q0 = t * rcp;
   const float q = fmaf(fmaf(-q0, d, t), rcp, q0);
-  return copysignf(fabsf(q0) <= 3.402823466e38f ? q : q0, t);
+  return copysignf(fabsf(q0) <= FLT_MAX ? q : q0, t);
 }
 
 CTXATTN_HD uint8_t nvfp4_value_code(float x, float o_sf_scale, const Nvfp4Scale& s) {

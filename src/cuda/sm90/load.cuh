@@ -147,17 +147,23 @@ struct KvProducer {
   }
 };
 
+// Two fp16 values (packed) as two values of T, packed: exact for values widened from e4m3.
+template <typename T>
+__device__ __forceinline__ uint32_t half2_bits_as(uint32_t h2) {
+  if constexpr (std::is_same<T, __half>::value) {
+    return h2;
+  } else {
+    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&h2));
+    const __nv_bfloat162 b = __float22bfloat162_rn(f);
+    return *reinterpret_cast<const uint32_t*>(&b);
+  }
+}
+
 // Two e4m3 values (low byte first) as two 16-bit values of T, packed: exact conversions.
 template <typename T>
 __device__ __forceinline__ uint32_t widen_e4m3x2(uint32_t two) {
   const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(two), __NV_E4M3);
-  if constexpr (std::is_same<T, __half>::value) {
-    return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
-  } else {
-    const float2 f = __half22float2(__half2(h));
-    const __nv_bfloat162 b = __float22bfloat162_rn(f);
-    return *reinterpret_cast<const uint32_t*>(&b);
-  }
+  return half2_bits_as<T>(static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16));
 }
 
 // Four e4m3 values (one 32-bit word, low byte first) as four 16-bit values of T. The word's
@@ -169,16 +175,7 @@ __device__ __forceinline__ uint2 widen_e4m3x4(uint32_t four) {
       "cvt.rn.f16x2.e4m3x2 %0, a;\n\tcvt.rn.f16x2.e4m3x2 %1, b;\n\t}"
       : "=r"(lo), "=r"(hi)
       : "r"(four));
-  if constexpr (std::is_same<T, __half>::value) {
-    return make_uint2(lo, hi);
-  } else {
-    auto to_bf16 = [](uint32_t h2) {
-      const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&h2));
-      const __nv_bfloat162 b = __float22bfloat162_rn(f);
-      return *reinterpret_cast<const uint32_t*>(&b);
-    };
-    return make_uint2(to_bf16(lo), to_bf16(hi));
-  }
+  return make_uint2(half2_bits_as<T>(lo), half2_bits_as<T>(hi));
 }
 
 // The widener warps (1 .. kWidenerWarps of the producer warpgroup): raw e4m3 tile -> 16-bit
