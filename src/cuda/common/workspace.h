@@ -15,4 +15,9 @@ struct MetadataCheckSlot {
 
 constexpr size_t kMetadataCheckOffset = 0;
 
+// The Hopper kernel's tile scheduler (sm90/scheduler.cuh): two uint32 counters, zero between
+// calls (the last CTA of each call resets them).
+constexpr size_t kSchedulerOffset = 64;
+static_assert(kSchedulerOffset >= kMetadataCheckOffset + sizeof(MetadataCheckSlot), "header fields overlap");
+
 }  // namespace ctxattn

@@ -1,5 +1,6 @@
 // The Hopper (sm90a) attention kernel: orchestration only. The pieces:
-//   work.cuh      which (request, KV head, packed rows) a CTA owns, lengths made safe
+//   work.cuh      a work item: (request, KV head, packed rows), lengths made safe
+//   scheduler.cuh persistent CTAs drawing work items from a counter; the item ring
 //   load.cuh      K/V by TMA from the paged pool (producer), Q by cp.async (consumers)
 //   pipeline.cuh  mbarrier stages between producer and consumers, named barriers
 //   mma.cuh       S = Q K^T and O += P V on WGMMA
@@ -28,6 +29,7 @@
 #include "cuda/sm90/mask.cuh"
 #include "cuda/sm90/mma.cuh"
 #include "cuda/sm90/pipeline.cuh"
+#include "cuda/sm90/scheduler.cuh"
 #include "cuda/sm90/softmax.cuh"
 #include "cuda/sm90/traits.cuh"
 #include "cuda/sm90/work.cuh"
@@ -37,14 +39,19 @@ namespace sm90 {
 
 // The producer warp over one work tile: K then V of each key tile, a tile's page ids read one
 // tile ahead. `state` (K / V stages), `raw` (raw stages) and `tail_phase` carry across the CTA's
-// work tiles.
-template <typename T, class Tr>
+// work tiles. hand_over() runs once, after the first tile's loads are issued (at once for an
+// item without key tiles): the scheduler's next item is decoded there, under this item.
+template <typename T, class Tr, class HandOver>
 __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, const KeyBand& band, char* smem,
                                              const BarriersOf<Tr>& bars, const KvProducer<Tr>& kv, PipeState& state,
-                                             PipeState& raw, uint32_t& tail_phase, int lane) {
+                                             PipeState& raw, uint32_t& tail_phase, int lane, HandOver&& hand_over) {
   int n_min, n;
   w.key_tiles<Tr::kBlockN>(band, &n_min, &n);
-  if (n < n_min) return;
+  if (n < n_min) {
+    hand_over();
+    return;
+  }
+  const int n_first = n;
   int32_t page = kv.page_of(p, w, n);
   for (; n >= n_min; --n) {
     const int32_t next_page = n > n_min ? kv.page_of(p, w, n - 1) : 0;
@@ -77,6 +84,7 @@ __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, con
                 tail_phase, n, page, lane);
       state.advance(Tr::kStages);
     }
+    if (n == n_first) hand_over();
     page = next_page;
   }
 }
@@ -153,7 +161,8 @@ __device__ __forceinline__ void transpose_tile(const Work& w, const KeyBand& ban
   }
 }
 
-// Calls f(w, tile) for each non-empty work item of this CTA, in order: items blockIdx.x,
+// The static walk (the default build): calls f(w, tile) for each non-empty work item of this
+// CTA, in order: items blockIdx.x,
 // blockIdx.x + gridDim.x, ... of num_tiles. Every role walks the same items. The loop's control
 // depends on blockIdx and gridDim alone, so the compiler keeps what the roles carry from item to
 // item (pipeline stages, shared-memory addresses) in uniform registers; a walk whose next index
@@ -182,6 +191,19 @@ __device__ __forceinline__ FoundWork find_work(const Params& p, const SplitPlan&
   }
   f.tile = tile < num_tiles ? tile : num_tiles;
   return f;
+}
+
+// The scheduler's walk (-DCTXATTN_SM90_SCHEDULER=ON): calls f(w) for each item the CTA's producer
+// publishes (scheduler.cuh), in order.
+template <class Tr, class F>
+__device__ __forceinline__ void walk_items(const ItemRing<Tr>& ring, int group, int num_tiles, F&& f) {
+  for (int j = 0;; ++j) {
+    ring.wait(j, group);
+    const ScheduledItem it = ring.read(j);
+    if (it.tile >= num_tiles) break;  // the end of the walk is not released (scheduler.cuh)
+    ring.release(j);
+    f(it.w);
+  }
 }
 
 // Byte offset of consumer warpgroup c's Q region in buffer `buf`, and its row table.
@@ -215,13 +237,15 @@ __device__ __forceinline__ void thread_rows(const Params& p, const Work& w, int 
   }
 }
 
-// One consumer warpgroup over the work item w (non-empty). k_state / v_state carry across
-// work items.
+// One consumer warpgroup over the work item w (non-empty). With Q ahead, it starts the copy of
+// the CTA's next item's Q under its last P V: the item after `tile` in the static walk, or item
+// `next_item` of the scheduler's ring. k_state / v_state carry across work items.
 template <typename T, class Tr, bool kSplit>
 __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& plan, const Work& w, char* smem,
                                              uint32_t smem_base, const BarriersOf<Tr>& bars, int* last_flag,
                                              int consumer_index, int t, PipeState& k_state, PipeState& v_state,
-                                             int tile, int num_tiles, int buf) {
+                                             int tile, const ItemRing<Tr>& ring, int next_item, int num_tiles,
+                                             int buf) {
   using Mma = WarpgroupMma<T, Tr>;
   constexpr int kSRegs = Mma::kSRegs;
   constexpr int kORegs = Mma::kORegs;
@@ -246,10 +270,13 @@ __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& p
   char* q_ptr = smem + Tr::kSmemQ + q_region<Tr>(buf, consumer_index);
   const uint32_t q_tile = smem_base + Tr::kSmemQ + q_region<Tr>(buf, consumer_index);
   int64_t* row_table = row_table_of<Tr>(smem, buf, consumer_index);
-  // The next work item of this CTA (grids smaller than the item list); with Q ahead its Q is
-  // copied into the other buffer while this item computes.
+  // Q ahead: the next work item's Q is copied into the other buffer while this item finishes.
   auto fetch_next = [&] {
-    if constexpr (Tr::kQAhead) {
+    if constexpr (Tr::kQAhead && kDynamicScheduler) {
+      ring.wait(next_item, consumer_index);
+      const ScheduledItem& next = ring.read(next_item);
+      if (next.tile < num_tiles) issue_item_q<Tr>(p, next.w, smem, smem_base, buf ^ 1, consumer_index, t);
+    } else if constexpr (Tr::kQAhead) {
       const FoundWork f = find_work<Tr::kBlockM, kSplit>(p, plan, tile + static_cast<int>(gridDim.x), num_tiles);
       if (f.tile < num_tiles) issue_item_q<Tr>(p, f.w, smem, smem_base, buf ^ 1, consumer_index, t);
     }
@@ -408,10 +435,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   __syncthreads();
 
   pdl_wait_for_inputs();
-  // Work tile i of num_tiles (Work::make's order) goes to CTA i % gridDim.x; the barrier phases
-  // carry from one tile to the next, and the producer runs ahead into a CTA's next tile while
-  // the consumers finish the last. (The launch gives one CTA a tile unless CTXATTN_SM90_GRID_CTAS
-  // caps the grid: see run.cuh.)
+  // The static walk (default build): work tile i of num_tiles (Work::make's order) goes to CTA
+  // i % gridDim.x (one CTA a tile unless the grid is capped: see run.cuh). The scheduler's walk
+  // (kDynamicScheduler): persistent CTAs whose producer warp draws their items and publishes each
+  // in the item ring (scheduler.cuh); every other role walks the items it reads there. Either
+  // way the pipelines' barrier phases carry from one item to the next, and the producer runs
+  // ahead into the CTA's next item while the consumers finish the last.
+  const ItemRing<Tr> ring{smem};
   if (warpgroup == 0) {
     cutlass::arch::warpgroup_reg_dealloc<Tr::kProducerRegs>();
     if (tid / 32 == 0) {
@@ -419,21 +449,52 @@ __global__ void __launch_bounds__(kThreads, 1)
       const KvProducer<Tr> kv(p, &map_k, &map_v, lane);
       PipeState state, raw;
       uint32_t tail_phase = 0;
-      for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int) {
-        produce_tile<T, Tr>(p, w, w.band<Tr::kBlockM>(p), smem, bars, kv, state, raw, tail_phase, lane);
-      });
+      if constexpr (kDynamicScheduler) {
+        using Source = ItemSource<Tr::kBlockM, kSplit>;
+        // Item j + 1 is decoded and published while item j's loads run (produce_tile's hand-over,
+        // after its first tile), from a ticket taken one item earlier, so that its readers find it
+        // in place before they need it. The producer reads item j back from its slot, which stays
+        // unchanged until item j + 2 is published.
+        ring.publish(Source::find(p, plan, static_cast<int>(blockIdx.x), num_tiles, lane), 0, lane);
+        unsigned int ticket = Source::take(p, lane);
+        int j = 0;
+        for (; ring.read(j).tile < num_tiles; ++j) {
+          const Work& w = ring.read(j).w;
+          produce_tile<T, Tr>(p, w, w.band<Tr::kBlockM>(p), smem, bars, kv, state, raw, tail_phase, lane, [&] {
+            ring.acquire(j + 1);
+            ring.publish(Source::find(p, plan, Source::index_of(ticket, num_tiles), num_tiles, lane), j + 1, lane);
+            if (ring.read(j + 1).tile < num_tiles) ticket = Source::take(p, lane);
+          });
+        }
+        ring.finish(j);
+        Source::retire(p, lane);
+      } else {
+        for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int) {
+          produce_tile<T, Tr>(p, w, w.band<Tr::kBlockM>(p), smem, bars, kv, state, raw, tail_phase, lane, [] {});
+        });
+      }
     } else if constexpr (Tr::kKvFp8) {
       const int u = tid - 32;  // widener thread index
       PipeState state, raw;
-      for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int) {
-        widen_tile<T, Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u);
-      });
+      auto widen = [&](const Work& w) { widen_tile<T, Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u); };
+      if constexpr (kDynamicScheduler) {
+        walk_items(ring, kConsumerWarpgroups, num_tiles, widen);
+      } else {
+        for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int) {
+          widen_tile<T, Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u);
+        });
+      }
     } else if constexpr (Tr::kQkvFp8) {
       const int u = tid - 32;  // transposing thread index
       PipeState state, raw;
-      for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int) {
-        transpose_tile<Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u);
-      });
+      auto transpose = [&](const Work& w) { transpose_tile<Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u); };
+      if constexpr (kDynamicScheduler) {
+        walk_items(ring, kConsumerWarpgroups, num_tiles, transpose);
+      } else {
+        for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int) {
+          transpose_tile<Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u);
+        });
+      }
     }
   } else {
     cutlass::arch::warpgroup_reg_alloc<Tr::kConsumerRegs>();
@@ -441,15 +502,33 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int t = tid % kWarpgroupThreads;
     PipeState k_state, v_state;
     int buf = 0;  // Q ahead: the Q buffer of the current item
-    if constexpr (Tr::kQAhead) {
-      const FoundWork f = find_work<Tr::kBlockM, kSplit>(p, plan, static_cast<int>(blockIdx.x), num_tiles);
-      if (f.tile < num_tiles) issue_item_q<Tr>(p, f.w, smem, smem_base, 0, consumer_index, t);
+    if constexpr (kDynamicScheduler) {
+      ring.wait(0, consumer_index);
+      ScheduledItem it = ring.read(0);
+      if (it.tile < num_tiles) ring.release(0);  // the end of the walk is not released (scheduler.cuh)
+      if constexpr (Tr::kQAhead) {
+        if (it.tile < num_tiles) issue_item_q<Tr>(p, it.w, smem, smem_base, 0, consumer_index, t);
+      }
+      for (int j = 1; it.tile < num_tiles; ++j) {
+        // Item j: with Q ahead, consume_tile has waited for it already (to start its Q copy).
+        consume_tile<T, Tr, kSplit>(p, plan, it.w, smem, smem_base, bars, last_flag, consumer_index, t, k_state,
+                                    v_state, it.tile, ring, j, num_tiles, buf);
+        if constexpr (!Tr::kQAhead) ring.wait(j, consumer_index);
+        it = ring.read(j);
+        if (it.tile < num_tiles) ring.release(j);
+        if constexpr (Tr::kQAhead) buf ^= 1;
+      }
+    } else {
+      if constexpr (Tr::kQAhead) {
+        const FoundWork f = find_work<Tr::kBlockM, kSplit>(p, plan, static_cast<int>(blockIdx.x), num_tiles);
+        if (f.tile < num_tiles) issue_item_q<Tr>(p, f.w, smem, smem_base, 0, consumer_index, t);
+      }
+      for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int tile) {
+        consume_tile<T, Tr, kSplit>(p, plan, w, smem, smem_base, bars, last_flag, consumer_index, t, k_state, v_state,
+                                    tile, ring, 0, num_tiles, buf);
+        if constexpr (Tr::kQAhead) buf ^= 1;
+      });
     }
-    for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int tile) {
-      consume_tile<T, Tr, kSplit>(p, plan, w, smem, smem_base, bars, last_flag, consumer_index, t, k_state, v_state,
-                                  tile, num_tiles, buf);
-      if constexpr (Tr::kQAhead) buf ^= 1;
-    });
     pdl_allow_dependents();
   }
 #endif

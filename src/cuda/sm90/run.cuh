@@ -38,17 +38,24 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const CUtensorMap
   const bool split = plan.shape.target != 0;
   auto* kernel = split ? attention_kernel<T, Tr, true> : attention_kernel<T, Tr, false>;
   CTXATTN_RETURN_IF_ERROR(allow_dynamic_smem(kernel, Tr::kSmemBytes, env.device, &smem_ready[split]));
-  // One CTA a work item: the hardware hands items to SMs as they free up. The kernel also walks
-  // items striped over a smaller grid (each CTA's pipeline runs on into its next item);
-  // CTXATTN_SM90_GRID_CTAS=N caps the grid at N CTAs (tests and tuning). One CTA an SM measured
-  // short_256 -10% and batch_1k -6%, but long_8k +3% and d256 +9% (docs/perf-notes.md, sm90 v5).
   const int64_t num_tiles = static_cast<int64_t>(plan.slots) * p.batch_size;
   int64_t ctas = num_tiles;
-  // KV of at most 1024 tokens: one CTA an SM, each walking its items with the next item's Q (and
-  // K/V, from the producer) loading under the current one. max_kv_len is the caller's bound, so
-  // the grid depends on host integers only (graph-safe).
-  constexpr int32_t kPersistentMaxKv = 1024;
-  if (p.max_kv_len <= kPersistentMaxKv && env.sm_count > 0 && ctas > env.sm_count) ctas = env.sm_count;
+  if constexpr (kDynamicScheduler) {
+    // Persistent CTAs, one an SM (one fits: shared memory), drawing work items from the
+    // scheduler's counter (scheduler.cuh), so that a CTA's next item -- metadata, Q, first K/V
+    // tiles -- loads under its current one and the causal items balance over the SMs.
+    if (env.sm_count > 0 && ctas > env.sm_count) ctas = env.sm_count;
+  } else {
+    // One CTA a work item: the hardware hands items to SMs as they free up. The kernel also walks
+    // items striped over a smaller grid (each CTA's pipeline runs on into its next item). One CTA
+    // an SM measured short_256 -10% and batch_1k -6%, but long_8k +3% and d256 +9%
+    // (docs/perf-notes.md, sm90 v5). KV of at most 1024 tokens: one CTA an SM, each walking its
+    // items with the next item's Q (and K/V, from the producer) loading under the current one.
+    // max_kv_len is the caller's bound, so the grid depends on host integers only (graph-safe).
+    constexpr int32_t kPersistentMaxKv = 1024;
+    if (p.max_kv_len <= kPersistentMaxKv && env.sm_count > 0 && ctas > env.sm_count) ctas = env.sm_count;
+  }
+  // CTXATTN_SM90_GRID_CTAS=N caps the grid at N CTAs (tests and tuning).
   if (const char* cap = std::getenv("CTXATTN_SM90_GRID_CTAS")) {
     const long n = std::strtol(cap, nullptr, 10);
     if (n > 0 && n < ctas) ctas = n;

@@ -19,6 +19,9 @@ constexpr int kThreads = (kConsumerWarpgroups + kProducerWarpgroups) * kWarpgrou
 constexpr int kRowsPerWarpgroup = 64;     // the M of one WGMMA
 constexpr int kSwizzleBytes = 128;        // a row of one column chunk
 constexpr int kChunkCols = kSwizzleBytes / 2;  // 16-bit elements per chunk row
+// Slots of the scheduler's item ring (scheduler.cuh): the producer publishes the next item under
+// the current one's first tile, and its readers take it near the current one's end.
+constexpr int kSchedulerSlots = 2;
 
 // Registers after setmaxnreg: the producer needs a handful (page-table loads, TMA coordinates),
 // each consumer thread holds S (kBlockN / 2), P (kBlockN / 4) and O (D / 2) fp32/packed values.
@@ -113,8 +116,11 @@ struct Traits {
   // Each consumer warpgroup's row table (load.cuh fill_row_table): 64 row offsets.
   static constexpr int kSmemRows = (kSmemBarriers + kNumBarriers * 8 + 15) / 16 * 16;
   static constexpr int kRowTableBytes = kRowsPerWarpgroup * 8;
+  // The scheduler's item ring (scheduler.cuh): kSchedulerSlots slots of 64 bytes.
+  static constexpr int kSmemItems = kSmemRows + kQBuffers * kConsumerWarpgroups * kRowTableBytes;
+  static constexpr int kItemSlotBytes = 64;
   // +1024: the dynamic shared-memory base is only 16-byte aligned; the kernel rounds it up.
-  static constexpr int kSmemBytes = kSmemRows + kQBuffers * kConsumerWarpgroups * kRowTableBytes + 1024;
+  static constexpr int kSmemBytes = kSmemItems + kSchedulerSlots * kItemSlotBytes + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "shared memory of one Hopper CTA");
 };
 
