@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/common/workspace.h"
 #include "cuda_harness.h"
 
 namespace ctxattn_test {
@@ -250,10 +251,9 @@ TEST(CudaSm90, E4m3QueriesAndKvOnFp8TensorCoresMatchTheReference) {
 // Fewer CTAs than work items: each CTA walks several, striped (the default build) or drawn from
 // the scheduler's counter (-DCTXATTN_SM90_SCHEDULER=ON; empty items skipped a request at a time),
 // its K/V pipeline, row tables, Q / staging region and split counters carried into its next
-// item. CTXATTN_SM90_GRID_CTAS caps the grid: 1 and 5 CTAs
-// over 18+ items, on every kernel family (16-bit, e4m3 KV widened, e4m3 Q/K/V on FP8 WGMMA), with
-// sinks, a window, a negative bmm1_scale, every output kind and a split call (short queries over
-// a long KV).
+// item. CTXATTN_SM90_GRID_CTAS caps the grid: 1 and 5 CTAs over 18+ items, on every kernel family
+// (16-bit, e4m3 KV widened, e4m3 Q/K/V on FP8 WGMMA), with sinks, a window, a negative
+// bmm1_scale, every output kind and a split call (short queries over a long KV).
 TEST(CudaSm90, PersistentGridMatchesTheReference) {
   if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
   struct Case {
@@ -316,9 +316,9 @@ TEST(CudaSm90, SchedulerCountersReturnToZero) {
     dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
     EXPECT_EQ(rerun_differences(dev, pb, 4), "");
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    unsigned int counters[2] = {1u, 1u};  // sm90/scheduler.cuh SchedulerCounters at kSchedulerOffset
-    ASSERT_EQ(cudaMemcpy(counters, static_cast<char*>(dev.args.workspace) + 64, sizeof(counters),
-                         cudaMemcpyDeviceToHost),
+    unsigned int counters[2] = {1u, 1u};  // sm90/scheduler.cuh SchedulerCounters
+    const char* header = static_cast<const char*>(dev.args.workspace);
+    ASSERT_EQ(cudaMemcpy(counters, header + ctxattn::kSchedulerOffset, sizeof(counters), cudaMemcpyDeviceToHost),
               cudaSuccess);
     EXPECT_EQ(counters[0], 0u);
     EXPECT_EQ(counters[1], 0u);

@@ -2,6 +2,7 @@
 // workspace buffer, core/backends.h).
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 namespace ctxattn {

@@ -162,8 +162,8 @@ __device__ __forceinline__ void transpose_tile(const Work& w, const KeyBand& ban
 }
 
 // The static walk (the default build): calls f(w, tile) for each non-empty work item of this
-// CTA, in order: items blockIdx.x,
-// blockIdx.x + gridDim.x, ... of num_tiles. Every role walks the same items. The loop's control
+// CTA, in order: items blockIdx.x, blockIdx.x + gridDim.x, ... of num_tiles. Every role walks
+// the same items. The loop's control
 // depends on blockIdx and gridDim alone, so the compiler keeps what the roles carry from item to
 // item (pipeline stages, shared-memory addresses) in uniform registers; a walk whose next index
 // came from the metadata (find_work) moved the consumers' stages and WGMMA descriptors to
@@ -480,6 +480,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       if constexpr (kDynamicScheduler) {
         walk_items(ring, kConsumerWarpgroups, num_tiles, widen);
       } else {
+        // Spelled out rather than through widen: the call through the lambda reorders ptxas's
+        // schedule of the default build (SASS compared with cuobjdump).
         for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int) {
           widen_tile<T, Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u);
         });
@@ -491,7 +493,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       if constexpr (kDynamicScheduler) {
         walk_items(ring, kConsumerWarpgroups, num_tiles, transpose);
       } else {
-        for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int) {
+        for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int) {  // as for widen
           transpose_tile<Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u);
         });
       }
