@@ -39,19 +39,14 @@ namespace sm90 {
 
 // The producer warp over one work tile: K then V of each key tile, a tile's page ids read one
 // tile ahead. `state` (K / V stages), `raw` (raw stages) and `tail_phase` carry across the CTA's
-// work tiles. hand_over() runs once, after the first tile's loads are issued (at once for an
-// item without key tiles): the scheduler's next item is decoded there, under this item.
-template <typename T, class Tr, class HandOver>
+// work tiles.
+template <typename T, class Tr>
 __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, const KeyBand& band, char* smem,
                                              const BarriersOf<Tr>& bars, const KvProducer<Tr>& kv, PipeState& state,
-                                             PipeState& raw, uint32_t& tail_phase, int lane, HandOver&& hand_over) {
+                                             PipeState& raw, uint32_t& tail_phase, int lane) {
   int n_min, n;
   w.key_tiles<Tr::kBlockN>(band, &n_min, &n);
-  if (n < n_min) {
-    hand_over();
-    return;
-  }
-  const int n_first = n;
+  if (n < n_min) return;
   int32_t page = kv.page_of(p, w, n);
   for (; n >= n_min; --n) {
     const int32_t next_page = n > n_min ? kv.page_of(p, w, n - 1) : 0;
@@ -84,7 +79,6 @@ __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, con
                 tail_phase, n, page, lane);
       state.advance(Tr::kStages);
     }
-    if (n == n_first) hand_over();
     page = next_page;
   }
 }
@@ -194,15 +188,15 @@ __device__ __forceinline__ FoundWork find_work(const Params& p, const SplitPlan&
 }
 
 // The scheduler's walk (-DCTXATTN_SM90_SCHEDULER=ON): calls f(w) for each item the CTA's producer
-// publishes (scheduler.cuh), in order.
+// publishes (scheduler.cuh), in order. The item is read from its slot, released after f (the
+// producer reuses the slot two items later), so that it holds no registers across f.
 template <class Tr, class F>
-__device__ __forceinline__ void walk_items(const ItemRing<Tr>& ring, int group, int num_tiles, F&& f) {
+__device__ __forceinline__ void walk_items(const ItemRing<Tr>& ring, int num_tiles, F&& f) {
   for (int j = 0;; ++j) {
-    ring.wait(j, group);
-    const ScheduledItem it = ring.read(j);
-    if (it.tile >= num_tiles) break;  // the end of the walk is not released (scheduler.cuh)
+    ring.wait(j);
+    if (ring.read(j).tile >= num_tiles) break;  // the end of the walk is not released (scheduler.cuh)
+    f(ring.read(j).w);
     ring.release(j);
-    f(it.w);
   }
 }
 
@@ -273,7 +267,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& p
   // Q ahead: the next work item's Q is copied into the other buffer while this item finishes.
   auto fetch_next = [&] {
     if constexpr (Tr::kQAhead && kDynamicScheduler) {
-      ring.wait(next_item, consumer_index);
+      ring.wait(next_item);
       const ScheduledItem& next = ring.read(next_item);
       if (next.tile < num_tiles) issue_item_q<Tr>(p, next.w, smem, smem_base, buf ^ 1, consumer_index, t);
     } else if constexpr (Tr::kQAhead) {
@@ -428,6 +422,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int tid = static_cast<int>(threadIdx.x);
   const int warpgroup = tid / kWarpgroupThreads;
   if (tid == 0) {
+    if constexpr (kDynamicScheduler) ItemRing<Tr>{smem}.init();  // fenced by bars.init
     bars.init();
     cute::prefetch_tma_descriptor(&map_k);
     cute::prefetch_tma_descriptor(&map_v);
@@ -451,26 +446,25 @@ __global__ void __launch_bounds__(kThreads, 1)
       uint32_t tail_phase = 0;
       if constexpr (kDynamicScheduler) {
         using Source = ItemSource<Tr::kBlockM, kSplit>;
-        // Item j + 1 is decoded and published while item j's loads run (produce_tile's hand-over,
-        // after its first tile), from a ticket taken one item earlier, so that its readers find it
-        // in place before they need it. The producer reads item j back from its slot, which stays
-        // unchanged until item j + 2 is published.
+        // Item j + 1 is decoded and published once item j's loads are issued, from a ticket taken
+        // an item earlier: under the consumers' last tiles and epilogue of item j, when the producer
+        // has nothing to issue (decoding it inside the load loop, under an earlier tile, measured
+        // no faster: docs/perf-notes.md "sm90 v8"). The producer reads item j back from its slot,
+        // which stays unchanged until item j + 2 is published.
         ring.publish(Source::find(p, plan, static_cast<int>(blockIdx.x), num_tiles, lane), 0, lane);
         unsigned int ticket = Source::take(p, lane);
         int j = 0;
         for (; ring.read(j).tile < num_tiles; ++j) {
           const Work& w = ring.read(j).w;
-          produce_tile<T, Tr>(p, w, w.band<Tr::kBlockM>(p), smem, bars, kv, state, raw, tail_phase, lane, [&] {
-            ring.acquire(j + 1);
-            ring.publish(Source::find(p, plan, Source::index_of(ticket, num_tiles), num_tiles, lane), j + 1, lane);
-            if (ring.read(j + 1).tile < num_tiles) ticket = Source::take(p, lane);
-          });
+          produce_tile<T, Tr>(p, w, w.band<Tr::kBlockM>(p), smem, bars, kv, state, raw, tail_phase, lane);
+          ring.acquire(j + 1);
+          ring.publish(Source::find(p, plan, Source::index_of(ticket, num_tiles), num_tiles, lane), j + 1, lane);
+          if (ring.read(j + 1).tile < num_tiles) ticket = Source::take(p, lane);
         }
-        ring.finish(j);
         Source::retire(p, lane);
       } else {
         for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int) {
-          produce_tile<T, Tr>(p, w, w.band<Tr::kBlockM>(p), smem, bars, kv, state, raw, tail_phase, lane, [] {});
+          produce_tile<T, Tr>(p, w, w.band<Tr::kBlockM>(p), smem, bars, kv, state, raw, tail_phase, lane);
         });
       }
     } else if constexpr (Tr::kKvFp8) {
@@ -478,7 +472,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       PipeState state, raw;
       auto widen = [&](const Work& w) { widen_tile<T, Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u); };
       if constexpr (kDynamicScheduler) {
-        walk_items(ring, kConsumerWarpgroups, num_tiles, widen);
+        walk_items(ring, num_tiles, widen);
       } else {
         // Spelled out rather than through widen: the call through the lambda reorders ptxas's
         // schedule of the default build (SASS compared with cuobjdump).
@@ -491,7 +485,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       PipeState state, raw;
       auto transpose = [&](const Work& w) { transpose_tile<Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u); };
       if constexpr (kDynamicScheduler) {
-        walk_items(ring, kConsumerWarpgroups, num_tiles, transpose);
+        walk_items(ring, num_tiles, transpose);
       } else {
         for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int) {  // as for widen
           transpose_tile<Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u);
@@ -505,7 +499,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     PipeState k_state, v_state;
     int buf = 0;  // Q ahead: the Q buffer of the current item
     if constexpr (kDynamicScheduler) {
-      ring.wait(0, consumer_index);
+      ring.wait(0);
       ScheduledItem it = ring.read(0);
       if (it.tile < num_tiles) ring.release(0);  // the end of the walk is not released (scheduler.cuh)
       if constexpr (Tr::kQAhead) {
@@ -515,7 +509,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         // Item j: with Q ahead, consume_tile has waited for it already (to start its Q copy).
         consume_tile<T, Tr, kSplit>(p, plan, it.w, smem, smem_base, bars, last_flag, consumer_index, t, k_state,
                                     v_state, it.tile, ring, j, num_tiles, buf);
-        if constexpr (!Tr::kQAhead) ring.wait(j, consumer_index);
+        if constexpr (!Tr::kQAhead) ring.wait(j);
         it = ring.read(j);
         if (it.tile < num_tiles) ring.release(j);
         if constexpr (Tr::kQAhead) buf ^= 1;

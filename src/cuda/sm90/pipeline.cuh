@@ -17,32 +17,33 @@
 namespace ctxattn {
 namespace sm90 {
 
-// Named barrier ids. 0 is __syncthreads. The first four go through CUTLASS's NamedBarrier, which
-// adds the 8 ids it reserves for itself (hardware ids 9 - 12); the item ring's are hardware ids
-// used as they are by named_barrier_sync / named_barrier_arrive (1 - 8, ids CUTLASS reserves
-// for parts of it this kernel does not use).
+// Named barrier ids (CUTLASS's NamedBarrier adds the 8 ids it reserves; 0 is __syncthreads).
 enum class NamedBarrier : uint32_t {
   kConsumer0 = 1,  // consumer warpgroup 0's 128 threads (Q ready, output staging)
   kConsumer1 = 2,  // consumer warpgroup 1's
   kTurn0 = 3,      // ping-pong: consumer warpgroup 0 may issue its GEMMs (both warpgroups, 256)
   kTurn1 = 4,      // ... consumer warpgroup 1 may
 };
-// The scheduler's item ring (scheduler.cuh), hardware ids: per slot s, kItemFullBarrier + 3 s + g,
-// the slot holds an item for reader group g (consumer warpgroup 0 or 1, the e4m3 wideners);
-// kItemEmptyBarrier + s, every reader is done with it.
-constexpr uint32_t kItemFullBarrier = 1;   // 1 .. 6
-constexpr uint32_t kItemEmptyBarrier = 7;  // 7, 8
-static_assert(kItemEmptyBarrier + 1 <
-                  cutlass::arch::NamedBarrier::ReservedNamedBarrierCount + static_cast<uint32_t>(NamedBarrier::kConsumer0),
-              "the ring's hardware ids stay below those of the CUTLASS-offset ids");
 
-// Named-barrier arrive and sync that also order the compiler's shared-memory accesses (the
-// scheduler's ring is written and read with plain stores and loads).
-__device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t threads) {
-  asm volatile("bar.sync %0, %1;" : : "r"(id), "r"(threads) : "memory");
+// mbarrier arrive (release) and wait (acquire) at CTA scope for data written and read with plain
+// shared-memory stores and loads (the scheduler's item ring): volatile, with a memory clobber, so
+// that the compiler keeps the accesses on their side of the barrier as the hardware does.
+__device__ __forceinline__ void arrive_release(uint64_t* bar) {
+  const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(bar));
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];" : : "r"(addr) : "memory");
 }
-__device__ __forceinline__ void named_barrier_arrive(uint32_t id, uint32_t threads) {
-  asm volatile("bar.arrive %0, %1;" : : "r"(id), "r"(threads) : "memory");
+__device__ __forceinline__ void wait_acquire(uint64_t* bar, uint32_t parity) {
+  const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(bar));
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2;\n\t"
+        "selp.u32 %0, 1, 0, p;\n\t}"
+        : "=r"(done)
+        : "r"(addr), "r"(parity)
+        : "memory");
+  } while (done == 0);
 }
 
 __device__ __forceinline__ void warpgroup_sync(int consumer) {

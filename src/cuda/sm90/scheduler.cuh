@@ -4,9 +4,9 @@
 // the call ends within about one short item of perfect balance.
 //
 // The producer warp is the only one that draws. CTA c starts with item c; each further item is
-// gridDim.x + a ticket from the counter. The producer decodes item j + 1 right after the first
-// tile of item j is issued, from a ticket taken an item earlier, so neither the atomic's nor the
-// metadata's latency reaches a critical path. Empty items (past a request's own m-blocks) are
+// gridDim.x + a ticket from the counter. The producer decodes item j + 1 once the loads of item j
+// are issued, from a ticket taken an item earlier, so the atomic's latency is hidden and the
+// metadata's runs under the consumers' last tiles and epilogue. Empty items (past a request's own m-blocks) are
 // skipped where they are found: they come last in their request, so the first empty one moves
 // the counter past the rest of the request. The producer publishes each item it will produce --
 // its decoded Work, not just the index -- in a ring of shared-memory slots; the consumer warps
@@ -97,63 +97,61 @@ struct ItemSource {
 
 static_assert(sizeof(ScheduledItem) <= 64, "a slot of the item ring (traits.cuh kItemSlotBytes)");
 
-// The ring between the producer warp and its readers, on named barriers (pipeline.cuh). Item j
-// of the CTA goes to slot j % kSchedulerSlots. The producer waits until every reader is done with
-// the slot's previous item (kItemEmptyBarrier: the readers arrive, the producer syncs), writes the
-// item and arrives on the slot's kItemFullBarrier of each reader group; a group syncs on its own, so
-// the consumer warpgroups (and the wideners) take an item without waiting for one another. A
-// reader may wait early (for Q ahead) and read and release the slot later: it is its own until
-// it releases it, so nothing of it is held in registers in between.
+// The ring between the producer warp and its readers, on mbarriers (two a slot, in the ring's own
+// shared memory). Item j of the CTA goes to slot j % kSchedulerSlots, in the slot's phase
+// j / kSchedulerSlots. The producer waits until every reader is done with the slot's previous item
+// (empty: one arrival by each reader thread, after its own last read), writes the item from lane 0
+// and arrives on the slot's full barrier (one arrival, release); a reader waits on full (acquire)
+// by itself, so no role waits for another to reach the ring. A reader may wait early (for Q ahead)
+// and read and release the slot later: it is its own until it releases it, so nothing of it is
+// held in registers in between. Every reader thread arrives (rather than one lane a warp after a
+// __syncwarp) so that each read is ordered before the producer's next write by the thread's own
+// release.
 template <class Tr>
 struct ItemRing {
   static constexpr bool kWideners = Tr::kKvFp8 || Tr::kQkvFp8;
-  static constexpr int kGroups = kConsumerWarpgroups + (kWideners ? 1 : 0);
-  static constexpr uint32_t kProducerThreads = 32;
   static constexpr uint32_t kReaderThreads =
       kConsumerWarpgroups * kWarpgroupThreads + (kWideners ? kWidenerWarps * 32 : 0);
-  static_assert(kSchedulerSlots == 2 && kGroups <= 3, "pipeline.cuh numbers six full and two empty barriers");
 
   char* smem;  // the CTA's aligned shared memory (traits.cuh plan)
 
   __device__ ScheduledItem* slot(int j) const {
     return reinterpret_cast<ScheduledItem*>(smem + Tr::kSmemItems + (j % kSchedulerSlots) * Tr::kItemSlotBytes);
   }
-  __device__ static uint32_t full_id(int j, int group) {
-    return kItemFullBarrier + 3 * (j % kSchedulerSlots) + group;
+  __device__ uint64_t* full(int j) const {
+    return reinterpret_cast<uint64_t*>(smem + Tr::kSmemItemBarriers) + j % kSchedulerSlots;
   }
-  __device__ static uint32_t empty_id(int j) {
-    return kItemEmptyBarrier + j % kSchedulerSlots;
+  __device__ uint64_t* empty(int j) const {
+    return reinterpret_cast<uint64_t*>(smem + Tr::kSmemItemBarriers) + kSchedulerSlots + j % kSchedulerSlots;
   }
-  __device__ static uint32_t group_threads(int group) {
-    return group < kConsumerWarpgroups ? kWarpgroupThreads : kWidenerWarps * 32;
+  __device__ static uint32_t parity(int j) { return static_cast<uint32_t>(j / kSchedulerSlots) & 1u; }
+
+  // One thread, with the pipeline's barriers (before their fence and the CTA barrier).
+  __device__ void init() const {
+    for (int s = 0; s < kSchedulerSlots; ++s) {
+      cutlass::arch::ClusterBarrier::init(full(s), 1);
+      cutlass::arch::ClusterBarrier::init(empty(s), kReaderThreads);
+    }
   }
 
   // The producer warp, before decoding item j (holding a decoded item across the wait cost the
-  // producer spills): the readers are done with item j - kSchedulerSlots.
-  __device__ void acquire(int j) const {
-    __syncwarp();  // bar.sync is warp-aligned
-    if (j >= kSchedulerSlots) named_barrier_sync(empty_id(j), kProducerThreads + kReaderThreads);
-  }
+  // producer spills): the readers are done with item j - kSchedulerSlots. A fresh barrier
+  // completes the phase "before 0", so the first wait on parity 1 passes.
+  __device__ void acquire(int j) const { wait_acquire(empty(j), parity(j) ^ 1u); }
   __device__ void publish(const ScheduledItem& it, int j, int lane) const {
-    if (lane == 0) *slot(j) = it;
-    __syncwarp();
-#pragma unroll
-    for (int g = 0; g < kGroups; ++g) named_barrier_arrive(full_id(j, g), kProducerThreads + group_threads(g));
-  }
-  // After publishing the end of the walk as item j: the readers' release of item j - 1, the last
-  // one they release (the end itself is not released), so that no barrier is left half arrived.
-  __device__ void finish(int j) const {
-    __syncwarp();
-    if (j >= 1) named_barrier_sync(empty_id(j - 1), kProducerThreads + kReaderThreads);
+    if (lane == 0) {
+      *slot(j) = it;
+      arrive_release(full(j));
+    }
+    __syncwarp();  // the producer's other lanes read the item back (read)
   }
 
-  // Reader group `group`: wait for item j, read it (any number of times), release it (every item
-  // but the end of the walk). The producer reads its own items back with read.
-  __device__ void wait(int j, int group) const {
-    named_barrier_sync(full_id(j, group), kProducerThreads + group_threads(group));
-  }
+  // A reader thread: wait for item j, read it (any number of times), release it (every item but
+  // the end of the walk, after which nothing is published). The producer reads its own items back
+  // with read.
+  __device__ void wait(int j) const { wait_acquire(full(j), parity(j)); }
   __device__ const ScheduledItem& read(int j) const { return *slot(j); }
-  __device__ void release(int j) const { named_barrier_arrive(empty_id(j), kProducerThreads + kReaderThreads); }
+  __device__ void release(int j) const { arrive_release(empty(j)); }
 };
 
 }  // namespace sm90

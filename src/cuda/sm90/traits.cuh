@@ -116,11 +116,18 @@ struct Traits {
   // Each consumer warpgroup's row table (load.cuh fill_row_table): 64 row offsets.
   static constexpr int kSmemRows = (kSmemBarriers + kNumBarriers * 8 + 15) / 16 * 16;
   static constexpr int kRowTableBytes = kRowsPerWarpgroup * 8;
-  // The scheduler's item ring (scheduler.cuh): kSchedulerSlots slots of 64 bytes.
+  // The scheduler's item ring (scheduler.cuh): kSchedulerSlots slots of 64 bytes, then (in a
+  // build with the scheduler) a full and an empty mbarrier a slot.
   static constexpr int kSmemItems = kSmemRows + kQBuffers * kConsumerWarpgroups * kRowTableBytes;
   static constexpr int kItemSlotBytes = 64;
+  static constexpr int kSmemItemBarriers = kSmemItems + kSchedulerSlots * kItemSlotBytes;
+#if defined(CTXATTN_SM90_SCHEDULER)
+  static constexpr int kItemBarrierBytes = 2 * kSchedulerSlots * 8;
+#else
+  static constexpr int kItemBarrierBytes = 0;
+#endif
   // +1024: the dynamic shared-memory base is only 16-byte aligned; the kernel rounds it up.
-  static constexpr int kSmemBytes = kSmemItems + kSchedulerSlots * kItemSlotBytes + 1024;
+  static constexpr int kSmemBytes = kSmemItemBarriers + kItemBarrierBytes + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "shared memory of one Hopper CTA");
 };
 
