@@ -157,11 +157,11 @@ __device__ __forceinline__ void transpose_tile(const Work& w, const KeyBand& ban
 
 // The static walk (the default build): calls f(w, tile) for each non-empty work item of this
 // CTA, in order: items blockIdx.x, blockIdx.x + gridDim.x, ... of num_tiles. Every role walks
-// the same items. The loop's control
-// depends on blockIdx and gridDim alone, so the compiler keeps what the roles carry from item to
-// item (pipeline stages, shared-memory addresses) in uniform registers; a walk whose next index
-// came from the metadata (find_work) moved the consumers' stages and WGMMA descriptors to
-// per-thread registers (an R2UR before every WGMMA; chunk_prefix measured 4% slower).
+// the same items. The loop's control depends on blockIdx and gridDim alone, so the compiler keeps
+// what the roles carry from item to item (pipeline stages, shared-memory addresses) in uniform
+// registers; a walk whose next index came from the metadata (find_work) moved the consumers'
+// stages and WGMMA descriptors to per-thread registers (an R2UR before every WGMMA;
+// chunk_prefix measured 4% slower).
 template <class Tr, bool kSplit, class F>
 __device__ __forceinline__ void for_each_item(const Params& p, const SplitPlan& plan, int num_tiles, F&& f) {
   for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
@@ -470,12 +470,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     } else if constexpr (Tr::kKvFp8) {
       const int u = tid - 32;  // widener thread index
       PipeState state, raw;
-      auto widen = [&](const Work& w) { widen_tile<T, Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u); };
       if constexpr (kDynamicScheduler) {
-        walk_items(ring, num_tiles, widen);
+        walk_items(ring, num_tiles,
+                   [&](const Work& w) { widen_tile<T, Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u); });
       } else {
-        // Spelled out rather than through widen: the call through the lambda reorders ptxas's
-        // schedule of the default build (SASS compared with cuobjdump).
         for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int) {
           widen_tile<T, Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u);
         });
@@ -483,11 +481,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     } else if constexpr (Tr::kQkvFp8) {
       const int u = tid - 32;  // transposing thread index
       PipeState state, raw;
-      auto transpose = [&](const Work& w) { transpose_tile<Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u); };
       if constexpr (kDynamicScheduler) {
-        walk_items(ring, num_tiles, transpose);
+        walk_items(ring, num_tiles,
+                   [&](const Work& w) { transpose_tile<Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u); });
       } else {
-        for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int) {  // as for widen
+        for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int) {
           transpose_tile<Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u);
         });
       }

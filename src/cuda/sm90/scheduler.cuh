@@ -6,9 +6,9 @@
 // The producer warp is the only one that draws. CTA c starts with item c; each further item is
 // gridDim.x + a ticket from the counter. The producer decodes item j + 1 once the loads of item j
 // are issued, from a ticket taken an item earlier, so the atomic's latency is hidden and the
-// metadata's runs under the consumers' last tiles and epilogue. Empty items (past a request's own m-blocks) are
-// skipped where they are found: they come last in their request, so the first empty one moves
-// the counter past the rest of the request. The producer publishes each item it will produce --
+// metadata's runs under the consumers' last tiles and epilogue. Empty items (past a request's
+// own m-blocks) are skipped where they are found: they come last in their request, so the first
+// empty one moves the counter past the rest of the request. The producer publishes each item it will produce --
 // its decoded Work, not just the index -- in a ring of shared-memory slots; the consumer warps
 // (and the e4m3 wideners / transposers) read it from there, so only one warp of a CTA pays the
 // metadata's latency. An index of num_tiles ends the walk.

@@ -19,8 +19,8 @@ constexpr int kThreads = (kConsumerWarpgroups + kProducerWarpgroups) * kWarpgrou
 constexpr int kRowsPerWarpgroup = 64;     // the M of one WGMMA
 constexpr int kSwizzleBytes = 128;        // a row of one column chunk
 constexpr int kChunkCols = kSwizzleBytes / 2;  // 16-bit elements per chunk row
-// Slots of the scheduler's item ring (scheduler.cuh): the producer publishes the next item under
-// the current one's first tile, and its readers take it near the current one's end.
+// Slots of the scheduler's item ring (scheduler.cuh): the producer publishes the next item once
+// the current one's loads are issued, while its readers still hold the current one.
 constexpr int kSchedulerSlots = 2;
 
 // Registers after setmaxnreg: the producer needs a handful (page-table loads, TMA coordinates),
