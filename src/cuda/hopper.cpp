@@ -70,34 +70,88 @@ bool fp8_mma(const Params& p) {
   return env == nullptr || env[0] != '0';
 }
 
-// The pool (K or V) as a 4-D tensor (d, slot, KV head, page); coordinates past any extent read
-// as zeros. 16-bit KV: boxes of 64 columns x one page piece, 128-byte swizzle. e4m3 KV: boxes of
-// whole rows (D bytes) x one page piece, no swizzle (the raw tile the wideners read).
+// Whether the call's K / V stages are group-major (sm90/traits.cuh kKvGroupMajor): 16-bit Q and
+// KV at head dims of two or more 64-column chunks.
+bool group_major(const Params& p, bool qkv_fp8) {
+  return p.kv_dtype != CTXATTN_DTYPE_FLOAT8_E4M3 && !qkv_fp8 && p.head_dim > sm90::kChunkCols;
+}
+
+// Pools whose (page, KV head) pairs the group-major map can number as one coordinate, unit =
+// page * units + head at unit * stride_head (launch.h PoolMaps): one KV head (units 1, the page
+// stride), or a page stride that is a multiple of the head stride (every layout of the SPEC: HND,
+// NHD, the one-tensor forms) with every valid unit below 2^31. *units = 0 when not.
+void pool_units(const Params& p, int64_t stride_page, int64_t stride_head, int32_t* units, int64_t* unit_stride) {
+  *units = 0;
+  *unit_stride = 0;
+  if (p.num_kv_heads == 1) {
+    *units = 1;
+    *unit_stride = stride_page;
+    return;
+  }
+  if (stride_head <= 0 || stride_page % stride_head != 0) return;
+  const int64_t u = stride_page / stride_head;
+  if (u > INT32_MAX || (p.num_pages - 1) > (INT32_MAX - p.num_kv_heads) / u) return;
+  *units = static_cast<int32_t>(u);
+  *unit_stride = stride_head;
+}
+
+// The pool (K or V) as TMA reads it (launch.h PoolMaps); coordinates past any extent read as zeros.
+//   16-bit Q and KV, D >= 128: 5-D (d % 64, slot % 8, d / 64, slot / 8, unit), one box a page
+//     piece with all its 64-column chunks, 128-byte swizzle: the group-major stage (traits.cuh).
+//   16-bit Q and KV, D = 64: 4-D (d, slot, KV head, page), boxes of 64 columns x one page piece,
+//     128-byte swizzle.
+//   e4m3 KV under a 16-bit query: 4-D (d, slot, KV head, page), boxes of whole rows (D bytes) x
+//     one page piece, no swizzle (the raw tile the wideners read).
+//   e4m3 Q/K/V (qkv_fp8): 4-D, boxes of 128-byte chunks x one page piece, 128-byte swizzle, as
+//     WGMMA reads K (64-byte rows and swizzle at D = 64).
 Status make_pool_map(const Params& p, bool qkv_fp8, const void* base, int64_t stride_page, int64_t stride_head,
-                     int64_t stride_token, int block_n, CUtensorMap* map) {
+                     int64_t stride_token, int block_n, CUtensorMap* map, int32_t* page_units) {
   EncodeTiled encode = nullptr;
   CTXATTN_RETURN_IF_ERROR(encode_fn(&encode));
-  // fp8: e4m3 KV read by the wideners (whole rows, no swizzle: their raw tile); qkv_fp8 (the
-  // call runs on FP8 WGMMA, fp8_mma): 128-byte chunks with the 128-byte swizzle, as WGMMA reads K.
   const bool fp8 = p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && !qkv_fp8;
   const int64_t elem = fp8 || qkv_fp8 ? 1 : 2;
-  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(p.head_dim), static_cast<cuuint64_t>(p.page_size),
-                              static_cast<cuuint64_t>(p.num_kv_heads), static_cast<cuuint64_t>(p.num_pages)};
-  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(stride_token * elem), static_cast<cuuint64_t>(stride_head * elem),
-                                 static_cast<cuuint64_t>(stride_page * elem)};
   const cuuint32_t rows = static_cast<cuuint32_t>(p.page_size < block_n ? p.page_size : block_n);
-  // qkv_fp8 at D = 64: rows of 64 bytes in the 64-byte swizzle (sm90/traits.cuh kRowBytes).
-  const bool rows64 = qkv_fp8 && p.head_dim == 64;
-  const cuuint32_t box[4] = {static_cast<cuuint32_t>(fp8 ? p.head_dim : qkv_fp8 ? (rows64 ? 64 : 128) : 64), rows, 1, 1};
-  const cuuint32_t element_strides[4] = {1, 1, 1, 1};
   const CUtensorMapDataType type = fp8 || qkv_fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                                    : p.kv_dtype == CTXATTN_DTYPE_BFLOAT16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  const CUresult r = encode(map, type, 4, const_cast<void*>(base), dims, strides, box, element_strides,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, fp8      ? CU_TENSOR_MAP_SWIZZLE_NONE
-                            : rows64 ? CU_TENSOR_MAP_SWIZZLE_64B
-                                     : CU_TENSOR_MAP_SWIZZLE_128B,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
+  CUresult r;
+  *page_units = 0;
+  if (group_major(p, qkv_fp8)) {
+    int64_t unit_stride = 0;
+    pool_units(p, stride_page, stride_head, page_units, &unit_stride);
+    if (*page_units == 0) {
+      return unsupported("kv_cache: the sm90 backend needs the page stride to be a multiple of the head stride");
+    }
+    constexpr int kChunkCols = sm90::kChunkCols;
+    const cuuint64_t units = static_cast<cuuint64_t>(p.num_pages - 1) * static_cast<cuuint64_t>(*page_units) +
+                             static_cast<cuuint64_t>(p.num_kv_heads);
+    const cuuint64_t dims[5] = {static_cast<cuuint64_t>(kChunkCols), 8, static_cast<cuuint64_t>(p.head_dim / kChunkCols),
+                                static_cast<cuuint64_t>(p.page_size / 8), units};
+    const cuuint64_t strides[4] = {static_cast<cuuint64_t>(stride_token * elem), sm90::kSwizzleBytes,
+                                   static_cast<cuuint64_t>(8 * stride_token * elem),
+                                   static_cast<cuuint64_t>(unit_stride * elem)};
+    const cuuint32_t box[5] = {static_cast<cuuint32_t>(kChunkCols), 8, static_cast<cuuint32_t>(p.head_dim / kChunkCols),
+                               rows / 8, 1};
+    r = encode(map, type, 5, const_cast<void*>(base), dims, strides, box, element_strides,
+               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  } else {
+    const cuuint64_t dims[4] = {static_cast<cuuint64_t>(p.head_dim), static_cast<cuuint64_t>(p.page_size),
+                                static_cast<cuuint64_t>(p.num_kv_heads), static_cast<cuuint64_t>(p.num_pages)};
+    const cuuint64_t strides[3] = {static_cast<cuuint64_t>(stride_token * elem),
+                                   static_cast<cuuint64_t>(stride_head * elem),
+                                   static_cast<cuuint64_t>(stride_page * elem)};
+    // qkv_fp8 at D = 64: rows of 64 bytes in the 64-byte swizzle (sm90/traits.cuh kRowBytes).
+    const bool rows64 = qkv_fp8 && p.head_dim == 64;
+    const cuuint32_t box[4] = {static_cast<cuuint32_t>(fp8 ? p.head_dim : !qkv_fp8 ? sm90::kChunkCols : rows64 ? 64 : 128),
+                               rows, 1, 1};
+    r = encode(map, type, 4, const_cast<void*>(base), dims, strides, box, element_strides,
+               CU_TENSOR_MAP_INTERLEAVE_NONE, fp8      ? CU_TENSOR_MAP_SWIZZLE_NONE
+                                              : rows64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                       : CU_TENSOR_MAP_SWIZZLE_128B,
+               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  }
   if (r != CUDA_SUCCESS) {
     return unsupported("kv_cache: the sm90 backend could not describe the KV pool to TMA (cuTensorMapEncodeTiled "
                        "error " + std::to_string(static_cast<int>(r)) + ")");
@@ -119,11 +173,11 @@ int block_n_for(const Params& p) {
 }
 
 template <sm90::Elem kElem, bool kKvFp8>
-Status run_elem(const Params& p, const sm90::LaunchEnv& env, const CUtensorMap& k, const CUtensorMap& v) {
+Status run_elem(const Params& p, const sm90::LaunchEnv& env, const sm90::PoolMaps& maps) {
   switch (p.head_dim) {
-    case 64: return sm90::run_attention<kElem, 64, kKvFp8>(p, env, k, v);
-    case 128: return sm90::run_attention<kElem, 128, kKvFp8>(p, env, k, v);
-    case 256: return sm90::run_attention<kElem, 256, kKvFp8>(p, env, k, v);
+    case 64: return sm90::run_attention<kElem, 64, kKvFp8>(p, env, maps);
+    case 128: return sm90::run_attention<kElem, 128, kKvFp8>(p, env, maps);
+    case 256: return sm90::run_attention<kElem, 256, kKvFp8>(p, env, maps);
     default: break;
   }
   return unsupported("head_dim: the sm90 backend implements head dims 64, 128 and 256, got " +
@@ -131,11 +185,11 @@ Status run_elem(const Params& p, const sm90::LaunchEnv& env, const CUtensorMap& 
 }
 
 // e4m3 Q, K and V (FP8 WGMMA); the head dim is one of 64, 128 and 256 (cuda_sm90_supports).
-Status run_qkv_fp8(const Params& p, const sm90::LaunchEnv& env, const CUtensorMap& k, const CUtensorMap& v) {
+Status run_qkv_fp8(const Params& p, const sm90::LaunchEnv& env, const sm90::PoolMaps& maps) {
   switch (p.head_dim) {
-    case 64: return sm90::run_attention<sm90::Elem::kE4m3, 64, false>(p, env, k, v);
-    case 128: return sm90::run_attention<sm90::Elem::kE4m3, 128, false>(p, env, k, v);
-    default: return sm90::run_attention<sm90::Elem::kE4m3, 256, false>(p, env, k, v);
+    case 64: return sm90::run_attention<sm90::Elem::kE4m3, 64, false>(p, env, maps);
+    case 128: return sm90::run_attention<sm90::Elem::kE4m3, 128, false>(p, env, maps);
+    default: return sm90::run_attention<sm90::Elem::kE4m3, 256, false>(p, env, maps);
   }
 }
 
@@ -199,6 +253,16 @@ Status cuda_sm90_supports(const Params& p) {
     return unsupported("kv_cache: the sm90 backend needs K and V data pointers and page / head / token strides that "
                        "are positive multiples of 16 bytes");
   }
+  if (group_major(p, false)) {  // the group-major maps number (page, KV head) pairs as one coordinate
+    int32_t units_k = 0, units_v = 0;
+    int64_t stride_k = 0, stride_v = 0;
+    pool_units(p, p.k_stride_page, p.k_stride_head, &units_k, &stride_k);
+    pool_units(p, p.v_stride_page, p.v_stride_head, &units_v, &stride_v);
+    if (units_k == 0 || units_v == 0) {
+      return unsupported("kv_cache: the sm90 backend needs page strides that are multiples of the head stride, with "
+                         "num_pages * page_stride / head_stride below 2^31");
+    }
+  }
   const int qb = q_fp8 ? 1 : 2;
   if (!aligned16(p.q) || !row_stride_ok(p.num_tokens, p.q_stride_token, qb) ||
       !row_stride_ok(p.num_qo_heads, p.q_stride_head, qb)) {
@@ -232,25 +296,26 @@ Status cuda_sm90_run(const Params& p) {
   // Nothing to compute: no launch (a grid of zero blocks is a launch error).
   if (p.batch_size == 0 || p.max_q_len == 0 || p.num_tokens == 0) return Status::Ok();
   const int block_n = block_n_for(p);
-  CUtensorMap map_k, map_v;
+  sm90::PoolMaps maps;
+  maps.num_pages = static_cast<int32_t>(p.num_pages < INT32_MAX ? p.num_pages : INT32_MAX);
   const bool qkv_fp8 = fp8_mma(p);  // reads the environment once a call
-  CTXATTN_RETURN_IF_ERROR(
-      make_pool_map(p, qkv_fp8, p.k, p.k_stride_page, p.k_stride_head, p.k_stride_token, block_n, &map_k));
-  CTXATTN_RETURN_IF_ERROR(
-      make_pool_map(p, qkv_fp8, p.v, p.v_stride_page, p.v_stride_head, p.v_stride_token, block_n, &map_v));
+  CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.k, p.k_stride_page, p.k_stride_head, p.k_stride_token, block_n,
+                                        &maps.k, &maps.k_page_units));
+  CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.v, p.v_stride_page, p.v_stride_head, p.v_stride_token, block_n,
+                                        &maps.v, &maps.v_page_units));
   DeviceGuard guard;
   CTXATTN_RETURN_IF_ERROR(guard.set(p.device_index));
   int sms = 0;
   CTXATTN_RETURN_IF_ERROR(cuda_sm_count(p.device_index, &sms));
   const sm90::LaunchEnv env{static_cast<cudaStream_t>(p.stream), p.device_index, p.enable_pdl, sms};
-  if (qkv_fp8) return run_qkv_fp8(p, env, map_k, map_v);
+  if (qkv_fp8) return run_qkv_fp8(p, env, maps);
   const bool bf16 = p.q_dtype == CTXATTN_DTYPE_BFLOAT16;  // other e4m3 queries: the fp16 kernel
   if (p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) {
-    return bf16 ? run_elem<sm90::Elem::kBFloat16, true>(p, env, map_k, map_v)
-                : run_elem<sm90::Elem::kFloat16, true>(p, env, map_k, map_v);
+    return bf16 ? run_elem<sm90::Elem::kBFloat16, true>(p, env, maps)
+                : run_elem<sm90::Elem::kFloat16, true>(p, env, maps);
   }
-  return bf16 ? run_elem<sm90::Elem::kBFloat16, false>(p, env, map_k, map_v)
-              : run_elem<sm90::Elem::kFloat16, false>(p, env, map_k, map_v);
+  return bf16 ? run_elem<sm90::Elem::kBFloat16, false>(p, env, maps)
+              : run_elem<sm90::Elem::kFloat16, false>(p, env, maps);
 #endif
 }
 

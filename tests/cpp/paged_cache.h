@@ -93,6 +93,7 @@ struct ProblemSpec {
   int32_t extra_rows = 0;        // query / out rows after cum_seq_lens_q[B] (never touched)
   int32_t q_pad = 0;             // extra elements after each query row and token
   int32_t kv_pad = 0;            // extra elements after each cached token row
+  int32_t page_pad = 0;          // extra elements after each page of the pool
   int32_t out_pad = 0;           // extra elements after each out row and token
   int32_t lse_pad = 0;           // extra elements after each lse token
   uint64_t seed = 1;
@@ -256,11 +257,12 @@ class PagedProblem {
       }
     }
 
-    // KV pool. Token rows have kv_pad extra elements; the one-tensor form stacks K and V per page.
+    // KV pool. Token rows have kv_pad extra elements, pages page_pad; the one-tensor form stacks K
+    // and V per page.
     const ctxattn_dtype_t kvt = s.kv_dtype;
     const int64_t row = D + s.kv_pad;
     const int64_t half = static_cast<int64_t>(Hkv) * N * row;  // one of K / V inside a page
-    const int64_t page_stride = s.kv_form == KvForm::kOneTensor ? 2 * half : half;
+    const int64_t page_stride = (s.kv_form == KvForm::kOneTensor ? 2 * half : half) + s.page_pad;
     const bool hnd = s.kv_layout == CTXATTN_KV_LAYOUT_HND;
     const int64_t st_head = hnd ? N * row : row, st_token = hnd ? row : Hkv * row;
     const int64_t pool_elems = std::max<int64_t>(P * page_stride, 1);

@@ -78,6 +78,9 @@ TEST(CudaSm90, RefusesWhatItDoesNotServeAndAutoAnswersIt) {
          s.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
          s.page_size = 4;
        }},
+      // The 16-bit kernels at D >= 128 number (page, KV head) pairs as one TMA coordinate
+      // (hopper.cpp pool_units): 8 elements after each page break page = k * head stride.
+      {"a page stride that is no multiple of the head stride", "kv_cache", [](ProblemSpec& s) { s.page_pad = 8; }},
   };
   for (const Refusal& r : refusals) {
     SCOPED_TRACE(r.what);

@@ -25,6 +25,7 @@
 #include "core/params.h"
 #include "cuda/common/pdl.cuh"
 #include "cuda/sm90/epilogue.cuh"
+#include "cuda/sm90/launch.h"
 #include "cuda/sm90/load.cuh"
 #include "cuda/sm90/mask.cuh"
 #include "cuda/sm90/mma.cuh"
@@ -406,9 +407,8 @@ __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& p
 
 template <typename T, class Tr, bool kSplit>
 __global__ void __launch_bounds__(kThreads, 1)
-    attention_kernel(const __grid_constant__ Params p, const __grid_constant__ CUtensorMap map_k,
-                     const __grid_constant__ CUtensorMap map_v, const __grid_constant__ SplitPlan plan,
-                     int num_tiles) {
+    attention_kernel(const __grid_constant__ Params p, const __grid_constant__ PoolMaps maps,
+                     const __grid_constant__ SplitPlan plan, int num_tiles) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ unsigned char smem_raw[];
   // The swizzle pattern repeats every 1024 bytes; TMA and WGMMA address it from 1024-aligned tiles.
@@ -424,8 +424,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (tid == 0) {
     if constexpr (kDynamicScheduler) ItemRing<Tr>{smem}.init();  // fenced by bars.init
     bars.init();
-    cute::prefetch_tma_descriptor(&map_k);
-    cute::prefetch_tma_descriptor(&map_v);
+    cute::prefetch_tma_descriptor(&maps.k);
+    cute::prefetch_tma_descriptor(&maps.v);
   }
   __syncthreads();
 
@@ -441,7 +441,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     cutlass::arch::warpgroup_reg_dealloc<Tr::kProducerRegs>();
     if (tid / 32 == 0) {
       const int lane = tid % 32;
-      const KvProducer<Tr> kv(p, &map_k, &map_v, lane);
+      const KvProducer<Tr> kv(p, maps, lane);
       PipeState state, raw;
       uint32_t tail_phase = 0;
       if constexpr (kDynamicScheduler) {

@@ -23,12 +23,26 @@ struct LaunchEnv {
   int sm_count;  // the split-KV target (cuda/common/split_policy.h)
 };
 
-// Launches the kernel for a validated call; map_k / map_v: tensor maps over the K and V pools
-// (d, slot, KV head, page) with boxes of 64 x min(page_size, kBlockN) x 1 x 1, 128-byte swizzle
-// (16-bit KV), or D x min(page_size, kBlockN) x 1 x 1 bytes without swizzle (kKvFp8: e4m3 KV
-// under a 16-bit query of type kElem).
+// The K and V pools as the kernel's TMA loads see them (hopper.cpp make_pool_map).
+//   16-bit KV (Traits::kKvGroupMajor): 5-D maps (d % 64, slot % 8, d / 64, slot / 8, unit) whose
+//   last coordinate is the (page, KV head) unit page * page_units + head, boxes of 64 x 8 x D / 64
+//   x min(page_size, kBlockN) / 8 x 1, 128-byte swizzle: one box brings a page piece, all its
+//   column chunks.
+//   e4m3 KV under a 16-bit query: 4-D maps (d, slot, KV head, page), boxes of D bytes x
+//   min(page_size, kBlockN) x 1 x 1 without swizzle; e4m3 Q/K/V: boxes of 128 (64 at D = 64)
+//   bytes, 128-byte (64-byte) swizzle. page_units is unused there.
+// 64-byte aligned: each map is read in place as a kernel parameter.
+struct PoolMaps {
+  CUtensorMap k;
+  CUtensorMap v;
+  int32_t k_page_units;
+  int32_t v_page_units;
+  int32_t num_pages;  // the pool's pages (below 2^31 wherever page_units are used)
+};
+
+// Launches the kernel for a validated call (kKvFp8: e4m3 KV under a 16-bit query of type kElem).
 template <Elem kElem, int kHeadDim, bool kKvFp8>
-Status run_attention(const Params& p, const LaunchEnv& env, const CUtensorMap& map_k, const CUtensorMap& map_v);
+Status run_attention(const Params& p, const LaunchEnv& env, const PoolMaps& maps);
 
 }  // namespace sm90
 }  // namespace ctxattn

@@ -27,6 +27,7 @@
 #include "core/params.h"
 #include "cuda/sm80/ptx.cuh"
 #include "cuda/sm90/fp8_layout.h"
+#include "cuda/sm90/launch.h"
 #include "cuda/sm90/pipeline.cuh"
 #include "cuda/sm90/traits.cuh"
 #include "cuda/sm90/work.cuh"
@@ -52,21 +53,24 @@ __device__ __forceinline__ uint32_t swizzled_byte_offset(int row, int byte, int 
 
 template <class Tr>
 struct KvProducer {
-  // Every tile takes at most 32 boxes (kBlockN / 8 page pieces of 8+ tokens x D / 64 chunks, see
-  // the static_assert), so lane j issues box j of every tile: piece j / kChunks, chunk j % kChunks.
-  static_assert((Tr::kBlockN / 8) * Tr::kChunks <= 32, "one box per lane and tile at page size 8");
-  // e4m3: one box per page piece covering the whole row (D bytes), into the raw tile.
-  static constexpr int kBoxChunks = Tr::kKvFp8 ? 1 : Tr::kChunks;
+  // Every tile takes at most 32 boxes (kBlockN / 8 page pieces of 8+ tokens x kBoxChunks, see the
+  // static_assert), so lane j issues box j of every tile: piece j / kBoxChunks, chunk j % kBoxChunks.
+  // One box per page piece: 16-bit KV (all column chunks, group-major stage: traits.cuh) and e4m3
+  // KV (the whole row, into the raw tile). The FP8 K tile takes one box per chunk.
+  static constexpr int kBoxChunks = Tr::kKvFp8 || Tr::kKvGroupMajor ? 1 : Tr::kChunks;
+  static_assert((Tr::kBlockN / 8) * kBoxChunks <= 32, "one box per lane and tile at page size 8");
   static constexpr int kElemBytes = Tr::kKvFp8 || Tr::kQkvFp8 ? 1 : 2;
-  const CUtensorMap* map_k;
-  const CUtensorMap* map_v;
+  // The kernel parameter (launch.h): read in place, so that its fields cost the producer, which
+  // runs on few registers, none.
+  const PoolMaps& maps;
   int rows_per_box;  // min(page_size, kBlockN)
   int log2_rows;
   int boxes_per_tile;
   int piece;         // this lane's page piece and column chunk
   int chunk;
 
-  __device__ KvProducer(const Params& p, const CUtensorMap* k, const CUtensorMap* v, int lane) : map_k(k), map_v(v) {
+  __device__ KvProducer(const Params& p, const PoolMaps& maps, int lane)
+      : maps(maps) {
     constexpr int kLog2BlockN = Tr::kBlockN == 128 ? 7 : 6;
     static_assert((1 << kLog2BlockN) == Tr::kBlockN, "kBlockN is 64 or 128");
     log2_rows = p.log2_page_size < kLog2BlockN ? p.log2_page_size : kLog2BlockN;
@@ -96,24 +100,33 @@ struct KvProducer {
   }
 
   // Issues this lane's box of tile n of one tensor into dst (a K or V stage), completing on bar,
-  // which lane 0 arms first with the tile's bytes.
-  __device__ void issue(const Params& p, const Work& w, const CUtensorMap* map, char* dst, uint64_t* bar, int n,
-                        int boxes, int32_t page, int lane) const {
+  // which lane 0 arms first with the tile's bytes. page_units: the map's, for the group-major maps.
+  __device__ void issue(const Params& p, const Work& w, const CUtensorMap* map, int32_t page_units, char* dst,
+                        uint64_t* bar, int n, int boxes, int32_t page, int lane) const {
+    const uint32_t num_pages = static_cast<uint32_t>(maps.num_pages);
     if (lane == 0) arrive_expect_tx(bar, tile_bytes(boxes));
     __syncwarp();
     if (piece < boxes) {
       const int64_t token = static_cast<int64_t>(n) * Tr::kBlockN + (piece << log2_rows);
       const int32_t slot = static_cast<int32_t>(token & (p.page_size - 1));
-      char* box = Tr::kKvFp8 ? dst + (piece << log2_rows) * Tr::kHeadDim
-                             : dst + chunk * Tr::kKvChunkBytes + (piece << log2_rows) * Tr::kRowBytes;
-      cute::SM90_TMA_LOAD_4D::copy(map, bar, static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_NORMAL), box,
-                                   chunk * Tr::kChunkElems, slot, w.kv_head, page);
+      constexpr uint64_t kHint = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_NORMAL);
+      if constexpr (Tr::kKvGroupMajor) {
+        // A page id outside the pool becomes unit -1, outside the map: TMA reads zeros (the
+        // host keeps every valid unit below 2^31, hopper.cpp).
+        const int32_t unit = static_cast<uint32_t>(page) < num_pages ? page * page_units + w.kv_head : -1;
+        char* box = dst + (piece << log2_rows) / 8 * Tr::kKvGroupStride;
+        cute::SM90_TMA_LOAD_5D::copy(map, bar, kHint, box, 0, 0, 0, slot / 8, unit);
+      } else {
+        char* box = Tr::kKvFp8 ? dst + (piece << log2_rows) * Tr::kHeadDim
+                               : dst + chunk * Tr::kKvChunkBytes + (piece << log2_rows) * Tr::kRowBytes;
+        cute::SM90_TMA_LOAD_4D::copy(map, bar, kHint, box, chunk * Tr::kChunkElems, slot, w.kv_head, page);
+      }
     }
   }
 
   __device__ void load_k(const Params& p, const Work& w, char* dst, uint64_t* full, int n, int32_t page,
                          int lane) const {
-    issue(p, w, map_k, dst, full, n, valid_boxes(w, n), page, lane);
+    issue(p, w, &maps.k, maps.k_page_units, dst, full, n, valid_boxes(w, n), page, lane);
   }
 
   // V tile n into its stage. Rows past kv_len are zeroed before the consumers see the tile: P is
@@ -123,23 +136,28 @@ struct KvProducer {
                          int n, int32_t page, int lane) const {
     const int boxes = valid_boxes(w, n);
     if constexpr (Tr::kKvFp8 || Tr::kQkvFp8) {  // into the raw tile; its readers zero the tail rows
-      issue(p, w, map_v, dst, full, n, boxes, page, lane);
+      issue(p, w, &maps.v, maps.v_page_units, dst, full, n, boxes, page, lane);
       return;
     }
     const int64_t t0 = static_cast<int64_t>(n) * Tr::kBlockN;
     const int valid_rows = w.kv_len - t0 < Tr::kBlockN ? static_cast<int>(w.kv_len - t0) : Tr::kBlockN;
     if (valid_rows == Tr::kBlockN) {
-      issue(p, w, map_v, dst, full, n, boxes, page, lane);
+      issue(p, w, &maps.v, maps.v_page_units, dst, full, n, boxes, page, lane);
       return;
     }
-    issue(p, w, map_v, dst, tail, n, boxes, page, lane);
+    issue(p, w, &maps.v, maps.v_page_units, dst, tail, n, boxes, page, lane);
     wait_barrier(tail, tail_phase);
     tail_phase ^= 1u;
-    const int units_per_row = kSwizzleBytes / 16;
-    const int units = (Tr::kBlockN - valid_rows) * units_per_row;
-    for (int c = 0; c < Tr::kChunks; ++c) {
-      char* base = dst + c * Tr::kKvChunkBytes + valid_rows * kSwizzleBytes;
-      for (int u = lane; u < units; u += 32) *reinterpret_cast<uint4*>(base + u * 16) = make_uint4(0, 0, 0, 0);
+    // The 16-byte units of rows valid_rows .. kBlockN - 1, every chunk (the swizzle only permutes
+    // the units inside a row, so whole rows are zeroed alike in any layout).
+    constexpr int kUnitsPerRow = Tr::kChunks * kSwizzleBytes / 16;
+    const int units = (Tr::kBlockN - valid_rows) * kUnitsPerRow;
+    for (int u = lane; u < units; u += 32) {
+      const int row = valid_rows + u / kUnitsPerRow;
+      const int c = (u % kUnitsPerRow) / (kSwizzleBytes / 16);
+      const int unit = u % (kSwizzleBytes / 16);
+      char* at = dst + (row / 8) * Tr::kKvGroupStride + c * Tr::kKvChunkStride + (row % 8) * kSwizzleBytes + unit * 16;
+      *reinterpret_cast<uint4*>(at) = make_uint4(0, 0, 0, 0);
     }
     cutlass::arch::fence_view_async_shared();  // the zeros are read by WGMMA (async proxy)
     __syncwarp();

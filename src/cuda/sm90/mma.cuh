@@ -116,9 +116,11 @@ __device__ __forceinline__ void fence_operands(uint32_t (&d)[N]) {
 
 // Issues S = Q K^T (async; the caller commits and waits) in kSteps k steps of 32 bytes (16 16-bit
 // or 32 e4m3 values), both operands in shared memory: q, this warpgroup's Q tile (64 rows); k, the
-// K tile; chunks of 128-byte swizzled rows, chunk_bytes apart in K.
+// K tile; chunks of 128-byte swizzled rows, chunk_bytes apart in K, its 8-row groups group_bytes
+// apart (traits.cuh kKvChunkStride, kKvGroupStride).
 template <class Op, int kSteps, int kSRegs>
-__device__ __forceinline__ void issue_qk(float (&s)[kSRegs], uint32_t q, uint32_t k, uint32_t chunk_bytes) {
+__device__ __forceinline__ void issue_qk(float (&s)[kSRegs], uint32_t q, uint32_t k, uint32_t chunk_bytes,
+                                         uint32_t group_bytes) {
   fence_operands(s);
   cute::warpgroup_arrive();
 #pragma unroll
@@ -126,7 +128,7 @@ __device__ __forceinline__ void issue_qk(float (&s)[kSRegs], uint32_t q, uint32_
     // k step kk: chunk kk / 4, 32 bytes a step inside the chunk's 128-byte rows.
     const uint32_t in_chunk = (kk % 4) * 32;
     const uint64_t a = sw128_desc(q + (kk / 4) * (kRowsPerWarpgroup * kSwizzleBytes) + in_chunk, 16, kGroupBytes);
-    const uint64_t b = sw128_desc(k + (kk / 4) * chunk_bytes + in_chunk, 16, kGroupBytes);
+    const uint64_t b = sw128_desc(k + (kk / 4) * chunk_bytes + in_chunk, 16, group_bytes);
     ss_fma<Op>(a, b, s, kk == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One, std::make_index_sequence<kSRegs>{});
   }
   cute::warpgroup_commit_batch();
@@ -143,7 +145,8 @@ struct WarpgroupMma {
   // Issues S = Q K^T (async; the caller commits and waits). q: this warpgroup's Q tile (64 rows),
   // k: the K tile (kBlockN rows).
   __device__ static void qk(float (&s)[kSRegs], uint32_t q, uint32_t k) {
-    issue_qk<typename SsOp<T, Tr::kBlockN>::type, Tr::kHeadDim / 16>(s, q, k, Tr::kKvChunkBytes);
+    issue_qk<typename SsOp<T, Tr::kBlockN>::type, Tr::kHeadDim / 16>(s, q, k, Tr::kKvChunkStride,
+                                                                      Tr::kKvGroupStride);
   }
 
   // Issues O += P V (async). v: the V tile (kBlockN rows of D columns).
@@ -155,7 +158,7 @@ struct WarpgroupMma {
 #pragma unroll
     for (int kk = 0; kk < Tr::kBlockN / 16; ++kk) {
       // k step kk: keys 16kk..16kk+15, two 8-row groups of every column chunk.
-      const uint64_t b = sw128_desc(v + kk * 2 * kGroupBytes, Tr::kKvChunkBytes, kGroupBytes);
+      const uint64_t b = sw128_desc(v + kk * 2 * Tr::kKvGroupStride, Tr::kKvChunkStride, Tr::kKvGroupStride);
       const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
       rs_fma<Op>(a, b, o, std::make_index_sequence<kORegs>{});
     }
@@ -207,7 +210,7 @@ struct WarpgroupMma<__nv_fp8_e4m3, Tr> {
       cute::warpgroup_commit_batch();
       fence_operands(s);
     } else {
-      issue_qk<Op, Tr::kHeadDim / 32>(s, q, k, Tr::kKvChunkBytes);
+      issue_qk<Op, Tr::kHeadDim / 32>(s, q, k, Tr::kKvChunkStride, Tr::kKvGroupStride);
     }
   }
 

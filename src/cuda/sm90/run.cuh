@@ -29,7 +29,7 @@ struct ElemType<Elem::kE4m3> {
 };
 
 template <typename T, class Tr>
-Status launch_attention(const Params& p, const LaunchEnv& env, const CUtensorMap& map_k, const CUtensorMap& map_v) {
+Status launch_attention(const Params& p, const LaunchEnv& env, const PoolMaps& maps) {
   const SplitPlan plan = make_split_plan(p, env.sm_count, Tr::kBlockM, kConsumerWarpgroups, Tr::kSplitGroupFloats,
                                          kWorkspaceHeaderBytes);
   // Calls where no request can split run a kernel compiled without the split code (measured 2-4%
@@ -66,21 +66,21 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const CUtensorMap
   shape.smem_bytes = Tr::kSmemBytes;
   shape.stream = env.stream;
   shape.pdl = env.pdl;
-  return launch_kernel(kernel, shape, "sm90 attention kernel launch", p, map_k, map_v, plan,
+  return launch_kernel(kernel, shape, "sm90 attention kernel launch", p, maps, plan,
                        static_cast<int>(num_tiles));
 }
 
 // e4m3 Q/K/V: the kernel with a two-term P for nvfp4 output, one term otherwise (mma.cuh).
 template <Elem kElem, int kHeadDim, bool kKvFp8>
-Status run_attention(const Params& p, const LaunchEnv& env, const CUtensorMap& map_k, const CUtensorMap& map_v) {
+Status run_attention(const Params& p, const LaunchEnv& env, const PoolMaps& maps) {
   using T = typename ElemType<kElem>::type;
   if constexpr (kElem == Elem::kE4m3) {
     if (p.out_dtype == CTXATTN_DTYPE_NVFP4) {
-      return launch_attention<T, Traits<kHeadDim, kKvFp8, true, true>>(p, env, map_k, map_v);
+      return launch_attention<T, Traits<kHeadDim, kKvFp8, true, true>>(p, env, maps);
     }
-    return launch_attention<T, Traits<kHeadDim, kKvFp8, true, false>>(p, env, map_k, map_v);
+    return launch_attention<T, Traits<kHeadDim, kKvFp8, true, false>>(p, env, maps);
   } else {
-    return launch_attention<T, Traits<kHeadDim, kKvFp8>>(p, env, map_k, map_v);
+    return launch_attention<T, Traits<kHeadDim, kKvFp8>>(p, env, maps);
   }
 }
 
@@ -92,6 +92,6 @@ Status run_attention(const Params& p, const LaunchEnv& env, const CUtensorMap& m
   namespace ctxattn {                                                                                   \
   namespace sm90 {                                                                                      \
   template Status run_attention<Elem::elem, head_dim, kv_fp8>(const Params&, const LaunchEnv&,          \
-                                                              const CUtensorMap&, const CUtensorMap&);  \
+                                                              const PoolMaps&);                         \
   }                                                                                                     \
   }

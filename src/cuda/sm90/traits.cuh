@@ -91,6 +91,17 @@ struct Traits {
   static constexpr int kQWarpgroupBytes = kRowsPerWarpgroup * kHeadDim * 2;
   static constexpr int kKvTileBytes = kBlockN * kHeadDim * kElemBytes;  // kQkvFp8: V^T, D rows of kBlockN bytes
   static constexpr int kKvChunkBytes = kBlockN * kRowBytes;  // one column chunk of a K/V tile
+  // Where the 8-row groups and column chunks of a K / V stage lie. 16-bit K / V from a 16-bit
+  // cache at D >= 128 are group-major: the D / 64 chunks of each 8-row group side by side (group
+  // g at g * kChunks * 1024, chunk c at + c * 1024), so that one TMA box brings all the chunks of
+  // a page piece (load.cuh; 8 boxes a K tile at page size 16 and D = 128 instead of 16: long_8k
+  // at page 16 973 -> 855 us on the H200, docs/perf-notes.md "sm90 v9"). The stages the e4m3
+  // wideners and transposers write, and the FP8 K tile, stay chunk-major (chunk c at
+  // c * kKvChunkBytes, group g at g * 1024); with one chunk (D = 64) the two are the same, and
+  // D = 64 keeps the 4-D map of the chunk-major path.
+  static constexpr bool kKvGroupMajor = !kKvFp8 && !kQkvFp8 && kChunks > 1;
+  static constexpr int kKvGroupStride = kKvGroupMajor ? kChunks * 8 * kSwizzleBytes : 8 * kSwizzleBytes;
+  static constexpr int kKvChunkStride = kKvGroupMajor ? 8 * kSwizzleBytes : kKvChunkBytes;
 
   // Q ahead: where it fits (D <= 128, but not e4m3 KV widened for 16-bit queries), each consumer warpgroup has
   // two Q regions and two row tables, used by alternate work items, so that in a grid smaller
