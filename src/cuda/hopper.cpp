@@ -77,7 +77,7 @@ bool group_major(const Params& p, bool qkv_fp8) {
 }
 
 // Pools whose (page, KV head) pairs the group-major map can number as one coordinate, unit =
-// page * units + head at unit * stride_head (launch.h PoolMaps): one KV head (units 1, the page
+// page * units + head at unit * stride_head (launch.h TmaMaps): one KV head (units 1, the page
 // stride), or a page stride that is a multiple of the head stride (every layout of the SPEC: HND,
 // NHD, the one-tensor forms) with every valid unit below 2^31. *units = 0 when not.
 void pool_units(const Params& p, int64_t stride_page, int64_t stride_head, int32_t* units, int64_t* unit_stride) {
@@ -95,7 +95,7 @@ void pool_units(const Params& p, int64_t stride_page, int64_t stride_head, int32
   *unit_stride = stride_head;
 }
 
-// The pool (K or V) as TMA reads it (launch.h PoolMaps); coordinates past any extent read as zeros.
+// The pool (K or V) as TMA reads it (launch.h TmaMaps); coordinates past any extent read as zeros.
 //   16-bit Q and KV, D >= 128: 5-D (d % 64, slot % 8, d / 64, slot / 8, unit), one box a page
 //     piece with all its 64-column chunks, 128-byte swizzle: the group-major stage (traits.cuh).
 //   16-bit Q and KV, D = 64: 4-D (d, slot, KV head, page), boxes of 64 columns x one page piece,
@@ -159,6 +159,42 @@ Status make_pool_map(const Params& p, bool qkv_fp8, const void* base, int64_t st
   return Status::Ok();
 }
 
+// The output as a 3-D tensor (d, head, token) for the epilogue's TMA stores (launch.h TmaMaps):
+// fp16 / bf16 output, G dividing 64 (a warpgroup's 64 packed rows are 64 / G whole tokens) and
+// 16-byte strides. *described = false leaves the row stores to the epilogue (as does
+// CTXATTN_SM90_TMA_STORE=0, for comparisons).
+Status make_out_map(const Params& p, CUtensorMap* map, int32_t* described) {
+  *described = 0;
+  const bool dense16 = p.out_dtype == CTXATTN_DTYPE_FLOAT16 || p.out_dtype == CTXATTN_DTYPE_BFLOAT16;
+  const char* env = std::getenv("CTXATTN_SM90_TMA_STORE");
+  if (!dense16 || p.group_size <= 0 || 64 % p.group_size != 0 || (env != nullptr && env[0] == '0')) {
+    return Status::Ok();
+  }
+  // A stride is stepped only when its extent passes 1; TMA wants every one a 16-byte multiple.
+  const int64_t head_stride = p.num_qo_heads > 1 ? p.out_stride_head * 2 : 16;
+  const int64_t token_stride = p.num_tokens > 1 ? p.out_stride_token * 2 : 16;
+  if (head_stride <= 0 || token_stride <= 0 || head_stride % 16 != 0 || token_stride % 16 != 0 ||
+      head_stride >= (int64_t{1} << 40) || token_stride >= (int64_t{1} << 40)) {
+    return Status::Ok();
+  }
+  EncodeTiled encode = nullptr;
+  CTXATTN_RETURN_IF_ERROR(encode_fn(&encode));
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(p.head_dim), static_cast<cuuint64_t>(p.num_qo_heads),
+                              static_cast<cuuint64_t>(p.num_tokens)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(head_stride), static_cast<cuuint64_t>(token_stride)};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(sm90::kChunkCols), static_cast<cuuint32_t>(p.group_size),
+                             static_cast<cuuint32_t>(sm90::kRowsPerWarpgroup / p.group_size)};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  const CUresult r = encode(map,
+                            p.out_dtype == CTXATTN_DTYPE_BFLOAT16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                                  : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                            3, p.out, dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r == CUDA_SUCCESS) *described = 1;  // otherwise the row stores, which serve any layout
+  return Status::Ok();
+}
+
 // Keys a tile (the same for every element type of a head dim; the TMA box rows follow it).
 int block_n_for(const Params& p) {
   static_assert(sm90::Traits<64, false, true>::kBlockN == sm90::Traits<64>::kBlockN &&
@@ -173,7 +209,7 @@ int block_n_for(const Params& p) {
 }
 
 template <sm90::Elem kElem, bool kKvFp8>
-Status run_elem(const Params& p, const sm90::LaunchEnv& env, const sm90::PoolMaps& maps) {
+Status run_elem(const Params& p, const sm90::LaunchEnv& env, const sm90::TmaMaps& maps) {
   switch (p.head_dim) {
     case 64: return sm90::run_attention<kElem, 64, kKvFp8>(p, env, maps);
     case 128: return sm90::run_attention<kElem, 128, kKvFp8>(p, env, maps);
@@ -185,7 +221,7 @@ Status run_elem(const Params& p, const sm90::LaunchEnv& env, const sm90::PoolMap
 }
 
 // e4m3 Q, K and V (FP8 WGMMA); the head dim is one of 64, 128 and 256 (cuda_sm90_supports).
-Status run_qkv_fp8(const Params& p, const sm90::LaunchEnv& env, const sm90::PoolMaps& maps) {
+Status run_qkv_fp8(const Params& p, const sm90::LaunchEnv& env, const sm90::TmaMaps& maps) {
   switch (p.head_dim) {
     case 64: return sm90::run_attention<sm90::Elem::kE4m3, 64, false>(p, env, maps);
     case 128: return sm90::run_attention<sm90::Elem::kE4m3, 128, false>(p, env, maps);
@@ -296,13 +332,14 @@ Status cuda_sm90_run(const Params& p) {
   // Nothing to compute: no launch (a grid of zero blocks is a launch error).
   if (p.batch_size == 0 || p.max_q_len == 0 || p.num_tokens == 0) return Status::Ok();
   const int block_n = block_n_for(p);
-  sm90::PoolMaps maps;
+  sm90::TmaMaps maps{};
   maps.num_pages = static_cast<int32_t>(p.num_pages < INT32_MAX ? p.num_pages : INT32_MAX);
   const bool qkv_fp8 = fp8_mma(p);  // reads the environment once a call
   CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.k, p.k_stride_page, p.k_stride_head, p.k_stride_token, block_n,
                                         &maps.k, &maps.k_page_units));
   CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.v, p.v_stride_page, p.v_stride_head, p.v_stride_token, block_n,
                                         &maps.v, &maps.v_page_units));
+  CTXATTN_RETURN_IF_ERROR(make_out_map(p, &maps.out, &maps.out_tma));
   DeviceGuard guard;
   CTXATTN_RETURN_IF_ERROR(guard.set(p.device_index));
   int sms = 0;

@@ -1,19 +1,27 @@
 // The end of a consumer warpgroup: normalise its 64 rows (bmm2_scale / l), write LSE, encode
 // the rows in the output kind (fp16, bf16, e4m3, or nvfp4 with its block scales) into a staging
-// tile in its own Q region, then store whole 16-byte chunks of each (token, head) row. Rows past
-// the request are never written. The encodings are those of cuda/common/output.cuh, bit-identical
-// to the CPU backend's.
+// tile in its own Q region, then store them. fp16 / bf16 rows are staged in the layout of a Q
+// tile (64-column chunks of 128-byte swizzled rows), which is that of the output map's TMA box
+// (launch.h TmaMaps): when the warpgroup's 64 rows all lie inside the request, one thread stores
+// the tile by TMA, a box per chunk, and the warpgroup goes on; the issuing thread waits for the
+// boxes' reads before the region is written again (release_staging). Otherwise (a tile across the
+// request's end, G not dividing 64, the 8- and 4-bit outputs) the warpgroup stores whole 16-byte
+// chunks of each (token, head) row. Rows past the request are never written. The encodings are
+// those of cuda/common/output.cuh, bit-identical to the CPU backend's.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include <cute/arch/copy_sm90_tma.hpp>
+
 #include "core/numeric.h"
 #include "core/params.h"
 #include "cuda/common/convert.cuh"
 #include "cuda/common/output.cuh"
 #include "cuda/common/rows.cuh"
+#include "cuda/sm90/launch.h"
 #include "cuda/sm90/load.cuh"
 #include "cuda/sm90/pipeline.cuh"
 #include "cuda/sm90/traits.cuh"
@@ -31,9 +39,15 @@ struct Epilogue {
     return kind == CTXATTN_DTYPE_FLOAT8_E4M3 ? 8 : 16;
   }
 
+  // 16-byte unit `unit` of staged row `row`: 16-bit rows in the Q tile layout (the TMA box's),
+  // 8- and 4-bit rows XOR-swizzled by rows.cuh out_chunk.
+  __device__ static uint32_t staged_unit(int row, int unit, int bits, int chunks) {
+    if (bits == 16) return swizzled_offset(row, unit * 8, kRowsPerWarpgroup);
+    return out_chunk(row, unit, chunks);
+  }
   __device__ static char* staged(char* stage, int row, int col, int bits, int chunks) {
     const int byte = col * bits / 8;
-    return stage + out_chunk(row, byte / 16, chunks) + (byte % 16);
+    return stage + staged_unit(row, byte / 16, bits, chunks) + (byte % 16);
   }
 
   // Half h of the thread's row `row` (inside the warpgroup's 64) into the staging tile, encoded as
@@ -60,9 +74,9 @@ struct Epilogue {
   // o: the accumulators (register 4j + 2h + e: row half h, column 8j + 2 * (lane % 4) + e);
   // rows[h]: packed row of half h; table: the warpgroup's row table (load.cuh fill_row_table),
   // no longer read; stage: this warpgroup's Q region (no longer read).
-  __device__ static void run(const Params& p, const Work& w, float (&o)[kORegs], const float (&l)[2],
-                             const float (&lse)[2], const int (&rows)[2], int64_t* table, float bmm2, char* stage,
-                             int consumer, int t) {
+  __device__ static void run(const Params& p, const TmaMaps& maps, const Work& w, float (&o)[kORegs],
+                             const float (&l)[2], const float (&lse)[2], const int (&rows)[2], int64_t* table,
+                             float bmm2, char* stage, int consumer, int t) {
     // The staging and store addresses derive from t alone; hidden behind an empty asm, they are
     // computed here rather than hoisted into the prologue and held (or spilled) through the main
     // loop (ptxas did that: ~270 instructions and 20-30 spilled registers a work item).
@@ -120,6 +134,26 @@ struct Epilogue {
         stage_dense<__half>(o, stage, row, h, quad);
       }
     }
+    // The whole tile by TMA: 64 / G tokens x G heads from the warpgroup's first packed row, a
+    // box per 64-column chunk. The vote keeps the branch warp-uniform for the compiler (the
+    // condition is uniform: the work item, the warpgroup and the call's map).
+    const int first = w.m0 + consumer * kRowsPerWarpgroup;
+    const bool by_tma = bits == 16 && maps.out_tma != 0 && w.packed_rows - first >= kRowsPerWarpgroup;
+    if (__all_sync(0xffffffffu, by_tma)) {
+      cutlass::arch::fence_view_async_shared();  // the staging stores, read by TMA (async proxy)
+      warpgroup_sync(consumer);
+      if (t == 0) {
+        const int token = static_cast<int>(w.q_start) + p.group_div.div(first);
+        const int head = w.kv_head * p.group_size;
+#pragma unroll
+        for (int c = 0; c < Tr::kHeadDim / kChunkCols; ++c) {
+          cute::SM90_TMA_STORE_3D::copy(&maps.out, stage + c * kRowsPerWarpgroup * kSwizzleBytes, c * kChunkCols,
+                                        head, token);
+        }
+        cute::tma_store_arrive();
+      }
+      return;
+    }
     // Whole rows out, 16 bytes a store; strides count 2-byte elements for 16-bit outputs and
     // bytes for e4m3 and nvfp4. The row table, refilled with byte offsets into the output,
     // also orders the staging stores above before the reads below (its warpgroup barrier).
@@ -131,11 +165,24 @@ struct Epilogue {
     const int chunk = t & (chunks - 1);
     char* out = static_cast<char*>(p.out) + chunk * 16;
     for (int row = t >> log2_chunks; row < valid_rows; row += row_step) {
-      *reinterpret_cast<uint4*>(out + table[row]) = *reinterpret_cast<const uint4*>(stage + out_chunk(row, chunk, chunks));
+      *reinterpret_cast<uint4*>(out + table[row]) =
+          *reinterpret_cast<const uint4*>(stage + staged_unit(row, chunk, bits, chunks));
     }
     warpgroup_sync(consumer);  // staging tile and row table are read out before the next item's fill them
   }
 };
+
+// Before a consumer warpgroup writes its Q region again (the next Q copy into it, which comes
+// first in every later use): its TMA stores of the region have been read out. t == 0 issued them;
+// the warpgroup barrier that follows in fill_row_table orders the others' writes after this wait.
+__device__ __forceinline__ void release_staging(int t) {
+  if (t == 0) cute::tma_store_wait<0>();
+}
+
+// At the end of a consumer warpgroup: its TMA stores complete (writes included) before it exits.
+__device__ __forceinline__ void finish_stores(int t) {
+  if (t == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
 
 }  // namespace sm90
 }  // namespace ctxattn

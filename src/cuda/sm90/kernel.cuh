@@ -217,6 +217,7 @@ template <class Tr>
 __device__ __forceinline__ void issue_item_q(const Params& p, const Work& w, char* smem, uint32_t smem_base, int buf,
                                              int c, int t) {
   int64_t* table = row_table_of<Tr>(smem, buf, c);
+  release_staging(t);  // the region's last output stores have read it (epilogue.cuh)
   const int q_rows = fill_row_table(p, w, table, p.q_stride_token, p.q_stride_head, c, t);
   issue_q<Tr>(p, table, q_rows, smem_base + Tr::kSmemQ + q_region<Tr>(buf, c), t);
 }
@@ -236,7 +237,8 @@ __device__ __forceinline__ void thread_rows(const Params& p, const Work& w, int 
 // the CTA's next item's Q under its last P V: the item after `tile` in the static walk, or item
 // `next_item` of the scheduler's ring. k_state / v_state carry across work items.
 template <typename T, class Tr, bool kSplit>
-__device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& plan, const Work& w, char* smem,
+__device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& maps, const SplitPlan& plan,
+                                             const Work& w, char* smem,
                                              uint32_t smem_base, const BarriersOf<Tr>& bars, int* last_flag,
                                              int consumer_index, int t, PipeState& k_state, PipeState& v_state,
                                              int tile, const ItemRing<Tr>& ring, int next_item, int num_tiles,
@@ -279,6 +281,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& p
   if constexpr (Tr::kQAhead) {
     finish_q<Tr>(q_ptr, consumer_index, t, negate_q);  // issued by the caller or the previous item
   } else {
+    release_staging(t);  // the region's last output stores have read it (epilogue.cuh)
     const int q_rows = fill_row_table(p, w, row_table, p.q_stride_token, p.q_stride_head, consumer_index, t);
     load_q<T, Tr>(p, row_table, q_rows, q_tile, q_ptr, consumer_index, t, negate_q);
   }
@@ -402,12 +405,12 @@ __device__ __forceinline__ void consume_tile(const Params& p, const SplitPlan& p
     }
   }
   // Every WGMMA of this warpgroup has completed: its Q region now stages the output.
-  if (writes_output) Epilogue<T, Tr>::run(p, we, o, l, lse, rows, row_table, bmm2, q_ptr, consumer_index, t);
+  if (writes_output) Epilogue<T, Tr>::run(p, maps, we, o, l, lse, rows, row_table, bmm2, q_ptr, consumer_index, t);
 }
 
 template <typename T, class Tr, bool kSplit>
 __global__ void __launch_bounds__(kThreads, 1)
-    attention_kernel(const __grid_constant__ Params p, const __grid_constant__ PoolMaps maps,
+    attention_kernel(const __grid_constant__ Params p, const __grid_constant__ TmaMaps maps,
                      const __grid_constant__ SplitPlan plan, int num_tiles) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ unsigned char smem_raw[];
@@ -505,7 +508,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       for (int j = 1; it.tile < num_tiles; ++j) {
         // Item j: with Q ahead, consume_tile has waited for it already (to start its Q copy).
-        consume_tile<T, Tr, kSplit>(p, plan, it.w, smem, smem_base, bars, last_flag, consumer_index, t, k_state,
+        consume_tile<T, Tr, kSplit>(p, maps, plan, it.w, smem, smem_base, bars, last_flag, consumer_index, t, k_state,
                                     v_state, it.tile, ring, j, num_tiles, buf);
         if constexpr (!Tr::kQAhead) ring.wait(j);
         it = ring.read(j);
@@ -518,11 +521,12 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (f.tile < num_tiles) issue_item_q<Tr>(p, f.w, smem, smem_base, 0, consumer_index, t);
       }
       for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int tile) {
-        consume_tile<T, Tr, kSplit>(p, plan, w, smem, smem_base, bars, last_flag, consumer_index, t, k_state, v_state,
+        consume_tile<T, Tr, kSplit>(p, maps, plan, w, smem, smem_base, bars, last_flag, consumer_index, t, k_state, v_state,
                                     tile, ring, 0, num_tiles, buf);
         if constexpr (Tr::kQAhead) buf ^= 1;
       });
     }
+    finish_stores(t);
     pdl_allow_dependents();
   }
 #endif

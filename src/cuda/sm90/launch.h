@@ -31,18 +31,23 @@ struct LaunchEnv {
 //   e4m3 KV under a 16-bit query: 4-D maps (d, slot, KV head, page), boxes of D bytes x
 //   min(page_size, kBlockN) x 1 x 1 without swizzle; e4m3 Q/K/V: boxes of 128 (64 at D = 64)
 //   bytes, 128-byte (64-byte) swizzle. page_units is unused there.
+// out (out_tma != 0): fp16 / bf16 output as (d, head, token), boxes of 64 columns x G heads x
+// 64 / G tokens (G dividing 64), 128-byte swizzle: the 64 packed rows of a consumer warpgroup,
+// one box a 64-column chunk, stored from its staging tile (sm90/epilogue.cuh).
 // 64-byte aligned: each map is read in place as a kernel parameter.
-struct PoolMaps {
+struct TmaMaps {
   CUtensorMap k;
   CUtensorMap v;
+  CUtensorMap out;
   int32_t k_page_units;
   int32_t v_page_units;
   int32_t num_pages;  // the pool's pages (below 2^31 wherever page_units are used)
+  int32_t out_tma;    // 1: out is described (else the epilogue stores rows itself)
 };
 
 // Launches the kernel for a validated call (kKvFp8: e4m3 KV under a 16-bit query of type kElem).
 template <Elem kElem, int kHeadDim, bool kKvFp8>
-Status run_attention(const Params& p, const LaunchEnv& env, const PoolMaps& maps);
+Status run_attention(const Params& p, const LaunchEnv& env, const TmaMaps& maps);
 
 }  // namespace sm90
 }  // namespace ctxattn

@@ -62,14 +62,14 @@ struct KvProducer {
   static constexpr int kElemBytes = Tr::kKvFp8 || Tr::kQkvFp8 ? 1 : 2;
   // The kernel parameter (launch.h): read in place, so that its fields cost the producer, which
   // runs on few registers, none.
-  const PoolMaps& maps;
+  const TmaMaps& maps;
   int rows_per_box;  // min(page_size, kBlockN)
   int log2_rows;
   int boxes_per_tile;
   int piece;         // this lane's page piece and column chunk
   int chunk;
 
-  __device__ KvProducer(const Params& p, const PoolMaps& maps, int lane)
+  __device__ KvProducer(const Params& p, const TmaMaps& maps, int lane)
       : maps(maps) {
     constexpr int kLog2BlockN = Tr::kBlockN == 128 ? 7 : 6;
     static_assert((1 << kLog2BlockN) == Tr::kBlockN, "kBlockN is 64 or 128");

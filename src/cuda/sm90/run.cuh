@@ -29,7 +29,7 @@ struct ElemType<Elem::kE4m3> {
 };
 
 template <typename T, class Tr>
-Status launch_attention(const Params& p, const LaunchEnv& env, const PoolMaps& maps) {
+Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& maps) {
   const SplitPlan plan = make_split_plan(p, env.sm_count, Tr::kBlockM, kConsumerWarpgroups, Tr::kSplitGroupFloats,
                                          kWorkspaceHeaderBytes);
   // Calls where no request can split run a kernel compiled without the split code (measured 2-4%
@@ -72,7 +72,7 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const PoolMaps& m
 
 // e4m3 Q/K/V: the kernel with a two-term P for nvfp4 output, one term otherwise (mma.cuh).
 template <Elem kElem, int kHeadDim, bool kKvFp8>
-Status run_attention(const Params& p, const LaunchEnv& env, const PoolMaps& maps) {
+Status run_attention(const Params& p, const LaunchEnv& env, const TmaMaps& maps) {
   using T = typename ElemType<kElem>::type;
   if constexpr (kElem == Elem::kE4m3) {
     if (p.out_dtype == CTXATTN_DTYPE_NVFP4) {
@@ -92,6 +92,6 @@ Status run_attention(const Params& p, const LaunchEnv& env, const PoolMaps& maps
   namespace ctxattn {                                                                                   \
   namespace sm90 {                                                                                      \
   template Status run_attention<Elem::elem, head_dim, kv_fp8>(const Params&, const LaunchEnv&,          \
-                                                              const PoolMaps&);                         \
+                                                              const TmaMaps&);                         \
   }                                                                                                     \
   }
