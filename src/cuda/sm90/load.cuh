@@ -380,12 +380,28 @@ __device__ __forceinline__ void issue_q(const Params& p, const int64_t* rows, in
   // A thread copies the same 16-byte column unit of every kRowsPerPass-th row.
   const int byte = (t % kUnitsPerRow) * 16;
   const char* q = static_cast<const char*>(p.q);
+  // Four passes at a time: their four row-table lookups first, then their copies, so that the
+  // lookups' latencies overlap (one pass at a time, each lookup stood between two copies: the copy
+  // loop held 13% of the stall samples of short_256 on the H200, where it runs under an item's last
+  // P V; docs/perf-notes.md, v9). The copies' memory clobber keeps the compiler from hoisting the
+  // lookups itself; all passes at once made the split kernels' consumers spill in the main loop.
+  constexpr int kPasses = kRowsPerWarpgroup / kRowsPerPass;
+  constexpr int kBatch = kPasses < 4 ? kPasses : 4;
+  static_assert(kPasses % kBatch == 0, "whole batches of passes");
 #pragma unroll 1
-  for (int pass = 0; pass < kRowsPerWarpgroup / kRowsPerPass; ++pass) {
-    const int row = t / kUnitsPerRow + pass * kRowsPerPass;
-    const bool valid = row < valid_rows;
-    const char* src = valid ? q + rows[row] * kEb + byte : q;
-    cp_async_16_zfill(q_tile + swizzled_byte_offset<Tr::kRowBytes>(row, byte, kRowsPerWarpgroup), src, valid);
+  for (int first = 0; first < kPasses; first += kBatch) {
+    int64_t offset[kBatch];
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      const int row = t / kUnitsPerRow + (first + i) * kRowsPerPass;
+      offset[i] = row < valid_rows ? rows[row] * kEb + byte : 0;
+    }
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      const int row = t / kUnitsPerRow + (first + i) * kRowsPerPass;
+      cp_async_16_zfill(q_tile + swizzled_byte_offset<Tr::kRowBytes>(row, byte, kRowsPerWarpgroup), q + offset[i],
+                        row < valid_rows);
+    }
   }
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
