@@ -76,23 +76,20 @@ bool group_major(const Params& p, bool qkv_fp8) {
   return p.kv_dtype != CTXATTN_DTYPE_FLOAT8_E4M3 && !qkv_fp8 && p.head_dim > sm90::kChunkCols;
 }
 
-// Pools whose (page, KV head) pairs the group-major map can number as one coordinate, unit =
-// page * units + head at unit * stride_head (launch.h TmaMaps): one KV head (units 1, the page
-// stride), or a page stride that is a multiple of the head stride (every layout of the SPEC: HND,
-// NHD, the one-tensor forms) with every valid unit below 2^31. *units = 0 when not.
-void pool_units(const Params& p, int64_t stride_page, int64_t stride_head, int32_t* units, int64_t* unit_stride) {
-  *units = 0;
-  *unit_stride = 0;
-  if (p.num_kv_heads == 1) {
-    *units = 1;
-    *unit_stride = stride_page;
-    return;
-  }
-  if (stride_head <= 0 || stride_page % stride_head != 0) return;
+// How the group-major maps number a pool's (page, KV head) pairs as one coordinate: unit = page *
+// units + head, at unit * stride elements (launch.h TmaMaps). One KV head: units 1 at the page
+// stride; else a page stride that is a multiple of the head stride (every layout of the SPEC: HND,
+// NHD, the one-tensor forms), with every valid unit below 2^31. units == 0: not numberable.
+struct PoolUnits {
+  int32_t units = 0;
+  int64_t stride = 0;
+};
+PoolUnits pool_units(const Params& p, int64_t stride_page, int64_t stride_head) {
+  if (p.num_kv_heads == 1) return PoolUnits{1, stride_page};
+  if (stride_head <= 0 || stride_page % stride_head != 0) return PoolUnits{};
   const int64_t u = stride_page / stride_head;
-  if (u > INT32_MAX || (p.num_pages - 1) > (INT32_MAX - p.num_kv_heads) / u) return;
-  *units = static_cast<int32_t>(u);
-  *unit_stride = stride_head;
+  if (u > INT32_MAX || (p.num_pages - 1) > (INT32_MAX - p.num_kv_heads) / u) return PoolUnits{};
+  return PoolUnits{static_cast<int32_t>(u), stride_head};
 }
 
 // The pool (K or V) as TMA reads it (launch.h TmaMaps); coordinates past any extent read as zeros.
@@ -118,9 +115,9 @@ Status make_pool_map(const Params& p, bool qkv_fp8, const void* base, int64_t st
   CUresult r;
   *page_units = 0;
   if (group_major(p, qkv_fp8)) {
-    int64_t unit_stride = 0;
-    pool_units(p, stride_page, stride_head, page_units, &unit_stride);
-    if (*page_units == 0) {
+    const PoolUnits pool = pool_units(p, stride_page, stride_head);
+    *page_units = pool.units;
+    if (pool.units == 0) {
       return unsupported("kv_cache: the sm90 backend needs the page stride to be a multiple of the head stride");
     }
     constexpr int kChunkCols = sm90::kChunkCols;
@@ -130,7 +127,7 @@ Status make_pool_map(const Params& p, bool qkv_fp8, const void* base, int64_t st
                                 static_cast<cuuint64_t>(p.page_size / 8), units};
     const cuuint64_t strides[4] = {static_cast<cuuint64_t>(stride_token * elem), sm90::kSwizzleBytes,
                                    static_cast<cuuint64_t>(8 * stride_token * elem),
-                                   static_cast<cuuint64_t>(unit_stride * elem)};
+                                   static_cast<cuuint64_t>(pool.stride * elem)};
     const cuuint32_t box[5] = {static_cast<cuuint32_t>(kChunkCols), 8, static_cast<cuuint32_t>(p.head_dim / kChunkCols),
                                rows / 8, 1};
     r = encode(map, type, 5, const_cast<void*>(base), dims, strides, box, element_strides,
@@ -170,18 +167,16 @@ Status make_out_map(const Params& p, CUtensorMap* map, int32_t* described) {
   if (!dense16 || p.group_size <= 0 || 64 % p.group_size != 0 || (env != nullptr && env[0] == '0')) {
     return Status::Ok();
   }
-  // A stride is stepped only when its extent passes 1; TMA wants every one a 16-byte multiple.
-  const int64_t head_stride = p.num_qo_heads > 1 ? p.out_stride_head * 2 : 16;
-  const int64_t token_stride = p.num_tokens > 1 ? p.out_stride_token * 2 : 16;
-  if (head_stride <= 0 || token_stride <= 0 || head_stride % 16 != 0 || token_stride % 16 != 0 ||
-      head_stride >= (int64_t{1} << 40) || token_stride >= (int64_t{1} << 40)) {
-    return Status::Ok();
-  }
+  // A stride is stepped only when its extent passes 1, but TMA wants every one valid (stride_ok):
+  // an unstepped one is given as 8 elements.
+  const int64_t head_stride = p.num_qo_heads > 1 ? p.out_stride_head : 8;
+  const int64_t token_stride = p.num_tokens > 1 ? p.out_stride_token : 8;
+  if (!stride_ok(head_stride, 2) || !stride_ok(token_stride, 2)) return Status::Ok();
   EncodeTiled encode = nullptr;
   CTXATTN_RETURN_IF_ERROR(encode_fn(&encode));
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(p.head_dim), static_cast<cuuint64_t>(p.num_qo_heads),
                               static_cast<cuuint64_t>(p.num_tokens)};
-  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(head_stride), static_cast<cuuint64_t>(token_stride)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(head_stride * 2), static_cast<cuuint64_t>(token_stride * 2)};
   const cuuint32_t box[3] = {static_cast<cuuint32_t>(sm90::kChunkCols), static_cast<cuuint32_t>(p.group_size),
                              static_cast<cuuint32_t>(sm90::kRowsPerWarpgroup / p.group_size)};
   const cuuint32_t element_strides[3] = {1, 1, 1};
@@ -290,11 +285,8 @@ Status cuda_sm90_supports(const Params& p) {
                        "are positive multiples of 16 bytes");
   }
   if (group_major(p, false)) {  // the group-major maps number (page, KV head) pairs as one coordinate
-    int32_t units_k = 0, units_v = 0;
-    int64_t stride_k = 0, stride_v = 0;
-    pool_units(p, p.k_stride_page, p.k_stride_head, &units_k, &stride_k);
-    pool_units(p, p.v_stride_page, p.v_stride_head, &units_v, &stride_v);
-    if (units_k == 0 || units_v == 0) {
+    if (pool_units(p, p.k_stride_page, p.k_stride_head).units == 0 ||
+        pool_units(p, p.v_stride_page, p.v_stride_head).units == 0) {
       return unsupported("kv_cache: the sm90 backend needs page strides that are multiples of the head stride, with "
                          "num_pages * page_stride / head_stride below 2^31");
     }
@@ -333,7 +325,6 @@ Status cuda_sm90_run(const Params& p) {
   if (p.batch_size == 0 || p.max_q_len == 0 || p.num_tokens == 0) return Status::Ok();
   const int block_n = block_n_for(p);
   sm90::TmaMaps maps{};
-  maps.num_pages = static_cast<int32_t>(p.num_pages < INT32_MAX ? p.num_pages : INT32_MAX);
   const bool qkv_fp8 = fp8_mma(p);  // reads the environment once a call
   CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.k, p.k_stride_page, p.k_stride_head, p.k_stride_token, block_n,
                                         &maps.k, &maps.k_page_units));

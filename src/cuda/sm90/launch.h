@@ -41,7 +41,6 @@ struct TmaMaps {
   CUtensorMap out;
   int32_t k_page_units;
   int32_t v_page_units;
-  int32_t num_pages;  // the pool's pages (below 2^31 wherever page_units are used)
   int32_t out_tma;    // 1: out is described (else the epilogue stores rows itself)
 };
 

@@ -69,8 +69,7 @@ struct KvProducer {
   int piece;         // this lane's page piece and column chunk
   int chunk;
 
-  __device__ KvProducer(const Params& p, const TmaMaps& maps, int lane)
-      : maps(maps) {
+  __device__ KvProducer(const Params& p, const TmaMaps& maps, int lane) : maps(maps) {
     constexpr int kLog2BlockN = Tr::kBlockN == 128 ? 7 : 6;
     static_assert((1 << kLog2BlockN) == Tr::kBlockN, "kBlockN is 64 or 128");
     log2_rows = p.log2_page_size < kLog2BlockN ? p.log2_page_size : kLog2BlockN;
@@ -103,7 +102,6 @@ struct KvProducer {
   // which lane 0 arms first with the tile's bytes. page_units: the map's, for the group-major maps.
   __device__ void issue(const Params& p, const Work& w, const CUtensorMap* map, int32_t page_units, char* dst,
                         uint64_t* bar, int n, int boxes, int32_t page, int lane) const {
-    const uint32_t num_pages = static_cast<uint32_t>(maps.num_pages);
     if (lane == 0) arrive_expect_tx(bar, tile_bytes(boxes));
     __syncwarp();
     if (piece < boxes) {
@@ -113,7 +111,7 @@ struct KvProducer {
       if constexpr (Tr::kKvGroupMajor) {
         // A page id outside the pool becomes unit -1, outside the map: TMA reads zeros (the
         // host keeps every valid unit below 2^31, hopper.cpp).
-        const int32_t unit = static_cast<uint32_t>(page) < num_pages ? page * page_units + w.kv_head : -1;
+        const int32_t unit = static_cast<uint32_t>(page) < p.num_pages ? page * page_units + w.kv_head : -1;
         char* box = dst + (piece << log2_rows) / 8 * Tr::kKvGroupStride;
         cute::SM90_TMA_LOAD_5D::copy(map, bar, kHint, box, 0, 0, 0, slot / 8, unit);
       } else {
