@@ -190,16 +190,16 @@ Status make_out_map(const Params& p, CUtensorMap* map, int32_t* described) {
   return Status::Ok();
 }
 
-// Keys a tile (the same for every element type of a head dim; the TMA box rows follow it).
-int block_n_for(const Params& p) {
+// Keys a tile (the TMA box rows follow it): the traits' kBlockN of the call's kernel.
+int block_n_for(const Params& p, bool qkv_fp8) {
   static_assert(sm90::Traits<64, false, true>::kBlockN == sm90::Traits<64>::kBlockN &&
                     sm90::Traits<128, false, true>::kBlockN == sm90::Traits<128>::kBlockN &&
-                    sm90::Traits<256, false, true>::kBlockN == sm90::Traits<256>::kBlockN,
-                "one tile height a head dim");
+                    sm90::Traits<256, false, true, false>::kBlockN == sm90::Traits<256, false, true, true>::kBlockN,
+                "one tile height a head dim and e4m3 Q/K/V kernel");
   switch (p.head_dim) {
     case 64: return sm90::Traits<64>::kBlockN;
     case 128: return sm90::Traits<128>::kBlockN;
-    default: return sm90::Traits<256>::kBlockN;
+    default: return qkv_fp8 ? sm90::Traits<256, false, true>::kBlockN : sm90::Traits<256>::kBlockN;
   }
 }
 
@@ -323,9 +323,9 @@ Status cuda_sm90_run(const Params& p) {
 #else
   // Nothing to compute: no launch (a grid of zero blocks is a launch error).
   if (p.batch_size == 0 || p.max_q_len == 0 || p.num_tokens == 0) return Status::Ok();
-  const int block_n = block_n_for(p);
   sm90::TmaMaps maps{};
   const bool qkv_fp8 = fp8_mma(p);  // reads the environment once a call
+  const int block_n = block_n_for(p, qkv_fp8);
   CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.k, p.k_stride_page, p.k_stride_head, p.k_stride_token, block_n,
                                         &maps.k, &maps.k_page_units));
   CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.v, p.v_stride_page, p.v_stride_head, p.v_stride_token, block_n,

@@ -294,7 +294,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
   };
 
   const float start[2] = {w.split() ? -CUDART_INF_F : sink_log2[0], w.split() ? -CUDART_INF_F : sink_log2[1]};
-  RowSoftmax<kSRegs, Tr::kLazySchedule> softmax(start);
+  RowSoftmax<kSRegs, Tr::kLazySchedule, Mma::kPLog2> softmax(start);
   float o[kORegs];
 #pragma unroll
   for (int i = 0; i < kORegs; ++i) o[i] = 0.0f;

@@ -256,8 +256,8 @@ struct KvWidener {
 
 // e4m3 Q/K/V (Tr::kQkvFp8): the producer warpgroup's warps 1-3 transpose each raw V tile (kBlockN
 // keys x D bytes, in the chunked 128-byte swizzle TMA wrote) into V^T, D rows of kBlockN key
-// bytes, 128-byte swizzle for 128 keys and 64-byte swizzle for 64 (D = 256): the K-major B operand
-// of the FP8 P V.
+// bytes, 128-byte swizzle for 128 keys (every head dim since v10) and 64-byte swizzle for 64: the
+// K-major B operand of the FP8 P V.
 //
 // The keys of each group of 32 are stored in fp8::key_at's order, the order in which a thread
 // holds P in its S accumulator, so the FP8 A operand of P V is the accumulator converted in place
@@ -265,24 +265,30 @@ struct KvWidener {
 //
 // A step (one warp): the 32 keys of a group x 16 bytes of D, by ldmatrix.x4.trans from the raw
 // tile, two byte_perm per register pair and stmatrix.x4 into V^T (fp8_layout.h gives the
-// fragments; tests/cpp/test_sm90_fp8_layout.cpp simulates them): 512 bytes for about a dozen
+// fragments; tests/cpp/test_sm90_fp8_layout.cpp simulates them): 512 bytes for about ten
 // instructions a thread. Keys at and past valid_rows are written as zeros (0 * NaN would survive
-// P = 0).
+// P = 0); that tile takes the slower path of a step at a time with the masks.
 template <class Tr>
 struct VTransposer {
   static_assert(Tr::kQkvFp8 && (Tr::kBlockN == 128 || Tr::kBlockN == 64), "V^T rows: one swizzle row of keys");
   static constexpr int kGroups = Tr::kBlockN / 32;
   static constexpr int kUnits = Tr::kHeadDim / 16;
-  static constexpr int kSteps = kGroups * kUnits;
+  // Groups whose reads are in flight together: all of a unit's, or two where the producer
+  // warpgroup runs on 24 registers.
+  static constexpr int kBatch = Tr::kProducerRegs >= 40 ? kGroups : 2;
 
+  // Warp w of the kWidenerWarps moves column units w, w + kWidenerWarps, ...: per unit, the
+  // kGroups steps' ldmatrix reads are issued together (their addresses differ by constants), then
+  // their stmatrix writes. What depends on the lane (row addresses, swizzles) is computed once a
+  // tile, what depends on the unit once a unit.
   __device__ static void transpose(const char* raw, char* vt, int valid_rows, int u) {
     const int lane = u % 32;
     const int q = lane % 4;
-    // The lane's row addresses, less what the step adds. Raw: key 32 g + lane of the 128-byte
-    // swizzled chunk unit / 8, unit unit % 8 (swizzled by key % 8 = lane % 8); at D = 64 of the
-    // one chunk of 64-byte rows, unit `unit` (swizzled by (key / 2) % 4 = (lane / 2) % 4). V^T: row
-    // 16 unit + stsm_d(lane), position unit 2 g + lane / 16 (swizzled by the row: 128-byte rows by
-    // d % 8, 64-byte rows by (d / 2) % 4, both fixed by the lane as 16 unit leaves them).
+    // The lane's row addresses. Raw: key 32 g + lane of the 128-byte swizzled chunk unit / 8,
+    // unit unit % 8 (swizzled by key % 8 = lane % 8); at D = 64 of the one chunk of 64-byte rows,
+    // unit `unit` (swizzled by (key / 2) % 4 = (lane / 2) % 4). V^T: row 16 unit + stsm_d(lane),
+    // position unit 2 g + lane / 16 (swizzled by the row: 128-byte rows by d % 8, 64-byte rows by
+    // (d / 2) % 4, both fixed by the lane as 16 unit leaves them).
     constexpr int kRaw = Tr::kRowBytes;
     const uint32_t raw_lane = static_cast<uint32_t>(__cvta_generic_to_shared(raw)) + lane * kRaw;
     const int raw_swizzle = kRaw == 128 ? lane % 8 : (lane / 2) % 4;
@@ -290,29 +296,54 @@ struct VTransposer {
     const int vt_swizzle = Tr::kBlockN == 128 ? sd % 8 : (sd / 2) % 4;
     const uint32_t vt_lane = static_cast<uint32_t>(__cvta_generic_to_shared(vt)) + sd * Tr::kBlockN;
     const int pos_unit = fp8::stsm_pos(lane) / 16;
-    for (int step = u / 32; step < kSteps; step += kWidenerWarps) {
-      const int g = step / kUnits, unit = step % kUnits;
-      const uint32_t src = raw_lane + (unit / 8) * (Tr::kBlockN * kRaw) + g * (32 * kRaw) +
-                           (((unit % 8) ^ raw_swizzle) << 4);
-      uint32_t r[4];
-      asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                   : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                   : "r"(src));
-      if (32 * g + 32 > valid_rows) {  // the tile's tail: zero the bytes of keys past kv_len
+    if (valid_rows < Tr::kBlockN) {
+      // The tile that crosses kv_len (one a work item): step by step, zeroing the keys past it.
+#pragma unroll 1
+      for (int step = u / 32; step < kGroups * kUnits; step += kWidenerWarps) {
+        const int g = step / kUnits, unit = step % kUnits;
+        uint32_t r[4];
+        ldsm_t4(raw_lane + (unit / 8) * (Tr::kBlockN * kRaw) + g * (32 * kRaw) + (((unit % 8) ^ raw_swizzle) << 4), r);
 #pragma unroll
         for (int m = 0; m < 4; ++m) {
           const int k0 = 32 * g + 8 * m + 2 * q;  // register m: keys k0 (bytes 0, 1) and k0 + 1
           const uint32_t keep = (k0 < valid_rows ? 0x0000ffffu : 0u) | (k0 + 1 < valid_rows ? 0xffff0000u : 0u);
           r[m] &= keep;
         }
+        stsm4(vt_lane + 16 * unit * Tr::kBlockN + (((2 * g + pos_unit) ^ vt_swizzle) << 4), r);
       }
-      uint32_t w[4];
-      fp8::stored_words(r, w);
-      const uint32_t dst = vt_lane + 16 * unit * Tr::kBlockN + (((2 * g + pos_unit) ^ vt_swizzle) << 4);
-      asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(w[0]),
-                   "r"(w[1]), "r"(w[2]), "r"(w[3])
-                   : "memory");
+      return;
     }
+    uint32_t group_offset[kGroups];  // group g's position unit in the lane's V^T row
+#pragma unroll
+    for (int g = 0; g < kGroups; ++g) group_offset[g] = static_cast<uint32_t>(((2 * g + pos_unit) ^ vt_swizzle) << 4);
+#pragma unroll 1
+    for (int unit = u / 32; unit < kUnits; unit += kWidenerWarps) {
+      const uint32_t src = raw_lane + (unit / 8) * (Tr::kBlockN * kRaw) + (((unit % 8) ^ raw_swizzle) << 4);
+      const uint32_t dst = vt_lane + 16 * unit * Tr::kBlockN;
+#pragma unroll
+      for (int g0 = 0; g0 < kGroups; g0 += kBatch) {
+        uint32_t r[kBatch][4];
+#pragma unroll
+        for (int g = 0; g < kBatch; ++g) ldsm_t4(src + (g0 + g) * 32 * kRaw, r[g]);
+#pragma unroll
+        for (int g = 0; g < kBatch; ++g) stsm4(dst + group_offset[g0 + g], r[g]);
+      }
+    }
+  }
+
+ private:
+  __device__ static void ldsm_t4(uint32_t src, uint32_t (&r)[4]) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(src));
+  }
+  // The V^T words of ldmatrix registers r (fp8::stored_words), written by stmatrix.x4 at dst.
+  __device__ static void stsm4(uint32_t dst, const uint32_t (&r)[4]) {
+    uint32_t w[4];
+    fp8::stored_words(r, w);
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(w[0]), "r"(w[1]),
+                 "r"(w[2]), "r"(w[3])
+                 : "memory");
   }
 };
 

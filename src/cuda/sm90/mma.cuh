@@ -137,6 +137,7 @@ __device__ __forceinline__ void issue_qk(float (&s)[kSRegs], uint32_t q, uint32_
 
 template <typename T, class Tr>
 struct WarpgroupMma {
+  static constexpr int kPLog2 = 0;        // P is the softmax's p
   static constexpr float kOScale = 1.0f;  // O as accumulated over the true O
   static constexpr int kSRegs = Tr::kBlockN / 2;   // 64 x kBlockN fp32 over 128 threads
   static constexpr int kORegs = Tr::kHeadDim / 2;  // 64 x D fp32 over 128 threads
@@ -182,8 +183,9 @@ struct WarpgroupMma {
 //   O += P V     P from registers as e4m3, B = V^T K-major (keys permuted, load.cuh VTransposer)
 // P is quantised as 256 p (p <= 1 without lazy rescaling, which these traits turn off, so at most
 // 256 < 448): the power of two keeps small probabilities among e4m3's normal numbers, and O is
-// scaled back by kOScale = 1 / 256 once, after the last tile. The denominator l sums the fp32 p
-// (softmax.cuh). One e4m3 term keeps 4 significant bits of p, which moves nvfp4 outputs by an RMS
+// scaled back by kOScale = 1 / 256 once, after the last tile. Where Tr::kFoldPScale says so the
+// softmax leaves 256 p itself (the 8 added in its exponent), otherwise to_operand multiplies. The
+// denominator l sums the fp32 p (softmax.cuh). One e4m3 term keeps 4 significant bits of p, which moves nvfp4 outputs by an RMS
 // of 0.28-0.33 codes (tools/fp8_p_error.py; the SPEC allows < 0.3), so P is two terms: hi =
 // e4m3(256 p) and lo = e4m3(256 p - hi), both formed in fp16, each multiplied by V into the same
 // accumulator (0.05-0.07 codes, better than a bf16 P): the P V product takes the tensor time of a
@@ -196,7 +198,8 @@ struct WarpgroupMma<__nv_fp8_e4m3, Tr> {
   static constexpr int kORegs = Tr::kHeadDim / 2;  // 64 x D fp32 over 128 threads
   static constexpr int kPQuads = Tr::kBlockN / 8;  // one term of P as packed e4m3 quads
   static constexpr int kPRegs = (Tr::kTwoTermP ? 2 : 1) * kPQuads;  // hi terms, then lo terms
-  static constexpr float kPScale = 256.0f;
+  static constexpr int kPLog2 = Tr::kFoldPScale ? 8 : 0;          // what the softmax leaves: 256 p, or p
+  static constexpr float kPScale = Tr::kFoldPScale ? 1.0f : 256.0f;  // what to_operand multiplies it by
   static constexpr float kOScale = 1.0f / 256.0f;
 
   __device__ static void qk(float (&s)[kSRegs], uint32_t q, uint32_t k) {

@@ -27,7 +27,9 @@ constexpr float kRescaleLog2 = 8.0f;
 // kRegs accumulator registers a thread holds of a 64 x N tile: for 8-column block j, row half h
 // (0: row g, 1: row g + 8) and column e of the pair, register 4j + 2h + e.
 // kLazy: rescale lazily (above); otherwise the reference moves with every new maximum.
-template <int kRegs, bool kLazy>
+// kPLog2: the probabilities left in s are 2^kPLog2 p (the scale folded into the exponent, for the
+// e4m3 P of mma.cuh); the denominator sums p itself.
+template <int kRegs, bool kLazy, int kPLog2 = 0>
 struct RowSoftmax {
   static constexpr int kBlocks = kRegs / 4;
   float row_max[2];  // maximum the probabilities are relative to (scaled, base 2); -inf: none yet
@@ -69,16 +71,19 @@ struct RowSoftmax {
         row_max[h] = new_max;
       }
       float sum0 = 0.0f, sum1 = 0.0f;
+      const float offset = kPLog2 == 0 ? -base : static_cast<float>(kPLog2) - base;
 #pragma unroll
       for (int j = 0; j < kBlocks; ++j) {
         float& a = s[4 * j + 2 * h];
         float& b = s[4 * j + 2 * h + 1];
-        a = fast_exp2(fmaf(a, scale, -base));
-        b = fast_exp2(fmaf(b, scale, -base));
+        a = fast_exp2(fmaf(a, scale, offset));
+        b = fast_exp2(fmaf(b, scale, offset));
         sum0 += a;
         sum1 += b;
       }
-      row_sum[h] = row_sum[h] * correction[h] + (sum0 + sum1);
+      // Scaling by a power of two is exact: the sum is the one of the unscaled p.
+      const float sum = kPLog2 == 0 ? sum0 + sum1 : (sum0 + sum1) * (1.0f / static_cast<float>(1 << kPLog2));
+      row_sum[h] = row_sum[h] * correction[h] + sum;
     }
   }
 

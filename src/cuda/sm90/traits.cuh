@@ -59,8 +59,13 @@ struct Traits {
   static_assert(kRowBytes == kSwizzleBytes || kQkvFp8, "16-bit rows fill the 128-byte swizzle");
   static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256, "head dim: whole 128-byte chunks, at most 256 (WGMMA N)");
   static constexpr int kBlockM = kConsumerWarpgroups * kRowsPerWarpgroup;
-  // Keys per tile: 128 while Q, two K and two V stages fit in 227 KB; D = 256 halves it.
-  static constexpr int kBlockN = kHeadDim <= 128 ? 128 : 64;
+  // Keys per tile: 128 while Q, two K and two V stages fit in 227 KB; 16-bit D = 256 halves it.
+  // e4m3 Q/K/V at D = 256 keeps 128 (a 32 KB K, V^T and raw V tile, one raw stage: 224 KB): it
+  // halves the per-tile costs against the FP8 GEMMs, which take half the 16-bit time (the O
+  // rescale alone is D / 2 multiplies a thread a tile). fp8.d256 on the H200: 624 us at 64 keys,
+  // 590 at 128 (both with the v10 V transpose; 747 before it; docs/perf-notes.md, sm90 v10).
+  static constexpr bool kFp8WideTile = kQkvFp8 && kHeadDim == 256;
+  static constexpr int kBlockN = kHeadDim <= 128 || kFp8WideTile ? 128 : 64;
   // Two K/V stages. Three fit for D <= 128 (224 KB at D = 128) but measured slower on the H200
   // (long_8k 567 against 594 TFLOP/s, batch_1k -9%; docs/perf-notes.md, sm90 v3).
   static constexpr int kStages = 2;
@@ -71,6 +76,11 @@ struct Traits {
   // Not with e4m3 P: lazy rescaling lets p reach 2^8, which the scaled e4m3 P (mma.cuh) cannot
   // hold.
   static constexpr bool kLazySchedule = kHeadDim == 256 && !kQkvFp8;
+  // e4m3 P is quantised as 256 p (mma.cuh). Folded into the exponent (softmax.cuh: exp2 of the
+  // score less the maximum plus 8), the scale costs no multiply; measured on the H200, fp8.d64 -5%,
+  // nvfp4.long_8k -2%, fp8.d256 -1%, but fp8.long_8k +1.7% and fp8out.long_8k +1.2% (the one-term
+  // D = 128 kernel, whose schedule came out worse), so that kernel keeps the multiply.
+  static constexpr bool kFoldPScale = kQkvFp8 && (kHeadDim != 128 || kTwoTermP);
   static constexpr int kChunks = kHeadDim < kChunkElems ? 1 : kHeadDim / kChunkElems;
   // e4m3 KV: the producer warpgroup's warps 1-3 widen the raw tiles. setmaxnreg moves registers
   // inside the CTA's launch allocation (384 x 168 = 64512; 240 for the consumers would wait
@@ -78,8 +88,11 @@ struct Traits {
   // nvfp4 encoder was inlined without divisions; the wideners (load.cuh) keep a few per-tile
   // values in local memory instead, outside their per-unit work. e4m3 Q/K/V: 40 / 232 too (the
   // transposing warps' needs).
-  static constexpr int kProducerRegs = kQkvFp8 ? 40 : !kKvFp8 ? kProducerRegisters : 40;
-  static constexpr int kConsumerRegs = kQkvFp8 ? 232 : !kKvFp8 ? kConsumerRegisters : 232;
+  // e4m3 Q/K/V at D = 256 (128-key tiles: S 64, P 16 and O 128 registers a consumer thread):
+  // 24 / 240 as the 16-bit kernel; the producer warps then spill a little, outside the consumers'
+  // path (232 for the consumers measured fp8.d256 640 against 590 us: spills in their main loop).
+  static constexpr int kProducerRegs = kFp8WideTile ? kProducerRegisters : kQkvFp8 ? 40 : !kKvFp8 ? kProducerRegisters : 40;
+  static constexpr int kConsumerRegs = kFp8WideTile ? kConsumerRegisters : kQkvFp8 ? 232 : !kKvFp8 ? kConsumerRegisters : 232;
   static_assert(kWarpgroupThreads * (kProducerRegs + kConsumerWarpgroups * kConsumerRegs) <= kThreads * kLaunchRegisters,
                 "setmaxnreg redistributes the launch allocation only");
   // A split piece's partial per consumer warpgroup (cuda/common/split.cuh): O (D / 2 fp32 a
@@ -116,9 +129,9 @@ struct Traits {
   static constexpr int kSmemV = kSmemK + kStages * kKvTileBytes;
   // e4m3 K and V as loaded, [kBlockN][D] bytes, row-major (no swizzle): two raw stages each,
   // so the next tile's load is under way while the wideners read this one (D = 256: one, as
-  // 2 x 32 KB more would not fit; e4m3 Q/K/V, with V alone raw, keeps two).
+  // 2 x 32 KB more would not fit; e4m3 Q/K/V, with V alone raw, keeps two at D <= 128).
   static constexpr int kRawTileBytes = kKvFp8 || kQkvFp8 ? kBlockN * kHeadDim : 0;
-  static constexpr int kRawStages = kHeadDim <= 128 || kQkvFp8 ? 2 : 1;
+  static constexpr int kRawStages = kHeadDim <= 128 ? 2 : 1;
   static constexpr int kSmemRawK = kSmemV + kStages * kKvTileBytes;
   static constexpr int kSmemRawV = kSmemRawK + (kKvFp8 ? kRawStages * kRawTileBytes : 0);  // kQkvFp8: V only
   static constexpr int kSmemBarriers = kSmemRawV + kRawStages * kRawTileBytes;
