@@ -194,12 +194,16 @@ Status make_out_map(const Params& p, CUtensorMap* map, int32_t* described) {
 int block_n_for(const Params& p, bool qkv_fp8) {
   static_assert(sm90::Traits<64, false, true>::kBlockN == sm90::Traits<64>::kBlockN &&
                     sm90::Traits<128, false, true>::kBlockN == sm90::Traits<128>::kBlockN &&
-                    sm90::Traits<256, false, true, false>::kBlockN == sm90::Traits<256, false, true, true>::kBlockN,
-                "one tile height a head dim and e4m3 Q/K/V kernel");
+                    sm90::Traits<64, false, true, true>::kBlockN == sm90::Traits<64>::kBlockN &&
+                    sm90::Traits<128, false, true, true>::kBlockN == sm90::Traits<128>::kBlockN,
+                "one tile height a head dim below 256");
   switch (p.head_dim) {
     case 64: return sm90::Traits<64>::kBlockN;
     case 128: return sm90::Traits<128>::kBlockN;
-    default: return qkv_fp8 ? sm90::Traits<256, false, true>::kBlockN : sm90::Traits<256>::kBlockN;
+    default:
+      if (!qkv_fp8) return sm90::Traits<256>::kBlockN;
+      return p.out_dtype == CTXATTN_DTYPE_NVFP4 ? sm90::Traits<256, false, true, true>::kBlockN
+                                                : sm90::Traits<256, false, true>::kBlockN;
   }
 }
 

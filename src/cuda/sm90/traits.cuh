@@ -64,7 +64,9 @@ struct Traits {
   // halves the per-tile costs against the FP8 GEMMs, which take half the 16-bit time (the O
   // rescale alone is D / 2 multiplies a thread a tile). fp8.d256 on the H200: 624 us at 64 keys,
   // 590 at 128 (both with the v10 V transpose; 747 before it; docs/perf-notes.md, sm90 v10).
-  static constexpr bool kFp8WideTile = kQkvFp8 && kHeadDim == 256;
+  // The two-term P of nvfp4 output (32 more registers) keeps 64 keys: at 128, ptxas serialises its
+  // WGMMAs for want of registers.
+  static constexpr bool kFp8WideTile = kQkvFp8 && kHeadDim == 256 && !kTwoTermP;
   static constexpr int kBlockN = kHeadDim <= 128 || kFp8WideTile ? 128 : 64;
   // Two K/V stages. Three fit for D <= 128 (224 KB at D = 128) but measured slower on the H200
   // (long_8k 567 against 594 TFLOP/s, batch_1k -9%; docs/perf-notes.md, sm90 v3).
@@ -129,9 +131,10 @@ struct Traits {
   static constexpr int kSmemV = kSmemK + kStages * kKvTileBytes;
   // e4m3 K and V as loaded, [kBlockN][D] bytes, row-major (no swizzle): two raw stages each,
   // so the next tile's load is under way while the wideners read this one (D = 256: one, as
-  // 2 x 32 KB more would not fit; e4m3 Q/K/V, with V alone raw, keeps two at D <= 128).
+  // 2 x 32 KB more would not fit; e4m3 Q/K/V, with V alone raw, keeps two but on 128-key tiles
+  // at D = 256).
   static constexpr int kRawTileBytes = kKvFp8 || kQkvFp8 ? kBlockN * kHeadDim : 0;
-  static constexpr int kRawStages = kHeadDim <= 128 ? 2 : 1;
+  static constexpr int kRawStages = kHeadDim <= 128 || (kQkvFp8 && !kFp8WideTile) ? 2 : 1;
   static constexpr int kSmemRawK = kSmemV + kStages * kKvTileBytes;
   static constexpr int kSmemRawV = kSmemRawK + (kKvFp8 ? kRawStages * kRawTileBytes : 0);  // kQkvFp8: V only
   static constexpr int kSmemBarriers = kSmemRawV + kRawStages * kRawTileBytes;
