@@ -256,8 +256,8 @@ struct KvWidener {
 
 // e4m3 Q/K/V (Tr::kQkvFp8): the producer warpgroup's warps 1-3 transpose each raw V tile (kBlockN
 // keys x D bytes, in the chunked 128-byte swizzle TMA wrote) into V^T, D rows of kBlockN key
-// bytes, 128-byte swizzle for 128 keys (every head dim since v10) and 64-byte swizzle for 64: the
-// K-major B operand of the FP8 P V.
+// bytes, 128-byte swizzle for 128 keys and 64-byte swizzle for 64 (the nvfp4-output kernel at
+// D = 256): the K-major B operand of the FP8 P V.
 //
 // The keys of each group of 32 are stored in fp8::key_at's order, the order in which a thread
 // holds P in its S accumulator, so the FP8 A operand of P V is the accumulator converted in place

@@ -185,8 +185,9 @@ struct WarpgroupMma {
 // 256 < 448): the power of two keeps small probabilities among e4m3's normal numbers, and O is
 // scaled back by kOScale = 1 / 256 once, after the last tile. Where Tr::kFoldPScale says so the
 // softmax leaves 256 p itself (the 8 added in its exponent), otherwise to_operand multiplies. The
-// denominator l sums the fp32 p (softmax.cuh). One e4m3 term keeps 4 significant bits of p, which moves nvfp4 outputs by an RMS
-// of 0.28-0.33 codes (tools/fp8_p_error.py; the SPEC allows < 0.3), so P is two terms: hi =
+// denominator l sums the fp32 p (softmax.cuh). One e4m3 term keeps 4 significant bits of p, which
+// moves nvfp4 outputs by an RMS of 0.28-0.33 codes (tools/fp8_p_error.py; the SPEC allows < 0.3),
+// so P is two terms: hi =
 // e4m3(256 p) and lo = e4m3(256 p - hi), both formed in fp16, each multiplied by V into the same
 // accumulator (0.05-0.07 codes, better than a bf16 P): the P V product takes the tensor time of a
 // 16-bit one while Q K^T stays at FP8 rate.

@@ -90,11 +90,12 @@ struct Traits {
   // nvfp4 encoder was inlined without divisions; the wideners (load.cuh) keep a few per-tile
   // values in local memory instead, outside their per-unit work. e4m3 Q/K/V: 40 / 232 too (the
   // transposing warps' needs).
-  // e4m3 Q/K/V at D = 256 (128-key tiles: S 64, P 16 and O 128 registers a consumer thread):
+  // e4m3 Q/K/V at D = 256 on 128-key tiles (S 64, P 16 and O 128 registers a consumer thread):
   // 24 / 240 as the 16-bit kernel; the producer warps then spill a little, outside the consumers'
   // path (232 for the consumers measured fp8.d256 640 against 590 us: spills in their main loop).
-  static constexpr int kProducerRegs = kFp8WideTile ? kProducerRegisters : kQkvFp8 ? 40 : !kKvFp8 ? kProducerRegisters : 40;
-  static constexpr int kConsumerRegs = kFp8WideTile ? kConsumerRegisters : kQkvFp8 ? 232 : !kKvFp8 ? kConsumerRegisters : 232;
+  static constexpr bool kProducerOn40 = kKvFp8 || (kQkvFp8 && !kFp8WideTile);
+  static constexpr int kProducerRegs = kProducerOn40 ? 40 : kProducerRegisters;
+  static constexpr int kConsumerRegs = kProducerOn40 ? 232 : kConsumerRegisters;
   static_assert(kWarpgroupThreads * (kProducerRegs + kConsumerWarpgroups * kConsumerRegs) <= kThreads * kLaunchRegisters,
                 "setmaxnreg redistributes the launch allocation only");
   // A split piece's partial per consumer warpgroup (cuda/common/split.cuh): O (D / 2 fp32 a
@@ -131,8 +132,8 @@ struct Traits {
   static constexpr int kSmemV = kSmemK + kStages * kKvTileBytes;
   // e4m3 K and V as loaded, [kBlockN][D] bytes, row-major (no swizzle): two raw stages each,
   // so the next tile's load is under way while the wideners read this one (D = 256: one, as
-  // 2 x 32 KB more would not fit; e4m3 Q/K/V, with V alone raw, keeps two but on 128-key tiles
-  // at D = 256).
+  // 2 x 32 KB more would not fit). e4m3 Q/K/V, with V alone raw: two, but one on the 128-key
+  // tiles at D = 256.
   static constexpr int kRawTileBytes = kKvFp8 || kQkvFp8 ? kBlockN * kHeadDim : 0;
   static constexpr int kRawStages = kHeadDim <= 128 || (kQkvFp8 && !kFp8WideTile) ? 2 : 1;
   static constexpr int kSmemRawK = kSmemV + kStages * kKvTileBytes;
