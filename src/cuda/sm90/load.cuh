@@ -296,30 +296,37 @@ struct VTransposer {
     const int vt_swizzle = Tr::kBlockN == 128 ? sd % 8 : (sd / 2) % 4;
     const uint32_t vt_lane = static_cast<uint32_t>(__cvta_generic_to_shared(vt)) + sd * Tr::kBlockN;
     const int pos_unit = fp8::stsm_pos(lane) / 16;
+    // The lane's raw row at column unit `unit`, its V^T row of that unit, and group g's position
+    // unit in that row.
+    auto unit_src = [&](int unit) {
+      return raw_lane + (unit / 8) * (Tr::kBlockN * kRaw) + (((unit % 8) ^ raw_swizzle) << 4);
+    };
+    auto unit_dst = [&](int unit) { return vt_lane + 16 * unit * Tr::kBlockN; };
+    auto group_at = [&](int g) { return static_cast<uint32_t>(((2 * g + pos_unit) ^ vt_swizzle) << 4); };
     if (valid_rows < Tr::kBlockN) {
       // The tile that crosses kv_len (one a work item): step by step, zeroing the keys past it.
 #pragma unroll 1
       for (int step = u / 32; step < kGroups * kUnits; step += kWidenerWarps) {
         const int g = step / kUnits, unit = step % kUnits;
         uint32_t r[4];
-        ldsm_t4(raw_lane + (unit / 8) * (Tr::kBlockN * kRaw) + g * (32 * kRaw) + (((unit % 8) ^ raw_swizzle) << 4), r);
+        ldsm_t4(unit_src(unit) + g * (32 * kRaw), r);
 #pragma unroll
         for (int m = 0; m < 4; ++m) {
           const int k0 = 32 * g + 8 * m + 2 * q;  // register m: keys k0 (bytes 0, 1) and k0 + 1
           const uint32_t keep = (k0 < valid_rows ? 0x0000ffffu : 0u) | (k0 + 1 < valid_rows ? 0xffff0000u : 0u);
           r[m] &= keep;
         }
-        stsm4(vt_lane + 16 * unit * Tr::kBlockN + (((2 * g + pos_unit) ^ vt_swizzle) << 4), r);
+        stsm4(unit_dst(unit) + group_at(g), r);
       }
       return;
     }
-    uint32_t group_offset[kGroups];  // group g's position unit in the lane's V^T row
+    uint32_t group_offset[kGroups];
 #pragma unroll
-    for (int g = 0; g < kGroups; ++g) group_offset[g] = static_cast<uint32_t>(((2 * g + pos_unit) ^ vt_swizzle) << 4);
+    for (int g = 0; g < kGroups; ++g) group_offset[g] = group_at(g);
 #pragma unroll 1
     for (int unit = u / 32; unit < kUnits; unit += kWidenerWarps) {
-      const uint32_t src = raw_lane + (unit / 8) * (Tr::kBlockN * kRaw) + (((unit % 8) ^ raw_swizzle) << 4);
-      const uint32_t dst = vt_lane + 16 * unit * Tr::kBlockN;
+      const uint32_t src = unit_src(unit);
+      const uint32_t dst = unit_dst(unit);
 #pragma unroll
       for (int g0 = 0; g0 < kGroups; g0 += kBatch) {
         uint32_t r[kBatch][4];
