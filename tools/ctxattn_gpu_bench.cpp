@@ -91,6 +91,8 @@ std::map<std::string, ProblemSpec> workloads() {
     ProblemSpec s = w[name];
     s.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
     w[std::string("kv8.") + name] = s;
+    s.q_dtype = CTXATTN_DTYPE_FLOAT16;  // fp16 queries: e4m3 widens to fp16 in one conversion a pair
+    w[std::string("kv8h.") + name] = s;
   }
   // e4m3 queries and cache (bf16 output): the FP8 tensor-core path.
   for (const char* name : {"long_8k", "batch_1k", "d64", "d256"}) {

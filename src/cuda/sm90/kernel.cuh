@@ -116,13 +116,13 @@ __device__ __forceinline__ void widen_tile(const Work& w, const KeyBand& band, c
     // K rows past kv_len are masked to -inf whatever they hold; V rows past it become zeros.
     stage_from_raw(bars.raw_full_k(r), raw.phase, bars.empty_k(s), state.phase, bars.full_k(s), bars.raw_empty_k(r), u,
                    [&] {
-                     KvWidener<T, Tr>::widen(smem + Tr::kSmemRawK + r * Tr::kRawTileBytes,
+                     KvWidener<MmaElem<T, Tr>, Tr>::widen(smem + Tr::kSmemRawK + r * Tr::kRawTileBytes,
                                              smem + Tr::kSmemK + s * Tr::kKvTileBytes, Tr::kBlockN, u);
                    });
     stage_from_raw(bars.raw_full_v(r), raw.phase, bars.empty_v(s), state.phase, bars.full_v(s), bars.raw_empty_v(r), u,
                    [&] {
-                     KvWidener<T, Tr>::widen(smem + Tr::kSmemRawV + r * Tr::kRawTileBytes,
-                                             smem + Tr::kSmemV + s * Tr::kKvTileBytes, valid_rows, u);
+                     KvWidener<MmaElem<T, Tr>, Tr>::widen(smem + Tr::kSmemRawV + r * Tr::kRawTileBytes,
+                                                         smem + Tr::kSmemV + s * Tr::kKvTileBytes, valid_rows, u);
                    });
     state.advance(Tr::kStages);
     raw.advance(Tr::kRawStages);
@@ -253,8 +253,10 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
   const float bmm1 = p.bmm1_scale_ptr != nullptr ? *p.bmm1_scale_ptr : p.bmm1_scale;
   // Scores are scaled by |bmm1_scale| * log2(e); a negative bmm1_scale negates Q instead. A zero
   // scale becomes the smallest normal float: every exp2 is exactly 1, masked scores stay -inf.
+  // Over an e4m3 cache with bf16 queries, times a power of two of each row (load_q: Q stored scaled).
   const bool negate_q = bmm1 < 0.0f;
   const float scale_log2 = fmaxf(fabsf(bmm1) * kLog2e, FLT_MIN);
+  float row_scale[2] = {scale_log2, scale_log2};
 
   // This thread's rows, their query rows and sinks. A split piece leaves the sink to the merge,
   // which adds it once.
@@ -283,7 +285,12 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
   } else {
     release_staging(t);  // the region's last output stores have read it (epilogue.cuh)
     const int q_rows = fill_row_table(p, w, row_table, p.q_stride_token, p.q_stride_head, consumer_index, t);
-    load_q<T, Tr>(p, row_table, q_rows, q_tile, q_ptr, consumer_index, t, negate_q);
+    float factor[2] = {1.0f, 1.0f};
+    load_q<T, Tr>(p, row_table, q_rows, q_tile, q_ptr, consumer_index, t, negate_q, factor);
+    if constexpr (Tr::kKvFp8 && !std::is_same<T, __half>::value) {
+      row_scale[0] = fmaxf(fabsf(bmm1) * kLog2e * factor[0], FLT_MIN);
+      row_scale[1] = fmaxf(fabsf(bmm1) * kLog2e * factor[1], FLT_MIN);
+    }
   }
 
   auto k_tile = [&](int stage) { return smem_base + Tr::kSmemK + stage * Tr::kKvTileBytes; };
@@ -324,7 +331,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
     release(bars.empty_k(k_state.stage));
     k_state.advance(Tr::kStages);
     if (band.needs_mask<Tr::kBlockN>(n_max)) apply_mask<Tr::kBlockN>(s, band, n_max, lane, tokens);
-    softmax.update(s, scale_log2, correction);
+    softmax.update(s, row_scale, correction);
     Mma::to_operand(s, prob);
 
     for (int n = n_max - 1; n >= n_min; --n) {
@@ -339,7 +346,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
       release(bars.empty_k(k_state.stage));
       k_state.advance(Tr::kStages);
       if (band.needs_mask<Tr::kBlockN>(n)) apply_mask<Tr::kBlockN>(s, band, n, lane, tokens);
-      softmax.update(s, scale_log2, correction);
+      softmax.update(s, row_scale, correction);
       cute::warpgroup_wait<0>();
       release(bars.empty_v(v_state.stage));
       v_state.advance(Tr::kStages);

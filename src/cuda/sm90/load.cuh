@@ -9,7 +9,8 @@
 //               swizzled 16-bit layout (exactly: e4m3 values are fp16 and bf16 values), zeroing
 //               V rows past kv_len.
 //   load_q      a consumer warpgroup's 64 packed rows of Q by cp.async (any G, any strides; rows
-//               past the request are zero), in the swizzled K-major layout WGMMA reads.
+//               past the request are zero), in the swizzled K-major layout WGMMA reads; over an
+//               e4m3 cache, bf16 rows are then converted to fp16 with a power of two a row.
 #pragma once
 
 #include <cuda.h>
@@ -198,9 +199,19 @@ __device__ __forceinline__ uint2 widen_e4m3x4(uint32_t four) {
 // swizzled stage. u: this thread's index among the wideners.
 //
 // Thread u always widens the same 16-byte column unit (the thread count is a multiple of a
-// row's units) of rows u / kUnitsPerRow + s * kRowStep, s = 0, 1, ...: its source addresses are
-// one register plus constants, and the destination's swizzle term, a function of row % 8, takes
+// row's units) of rows row0(u) + s * kRowStep, s = 0, 1, ...: its source addresses are one
+// register plus constants, and the destination's swizzle term, a function of row % 8, takes
 // kPeriod values, computed once a tile. A unit is then a load, 16 conversions and two stores.
+//
+// Which unit of which row a thread takes keeps the shared-memory accesses free of bank conflicts.
+// A 16-byte access is served 8 threads at a time, which must cover the 32 banks. At D = 64 eight
+// consecutive units are two rows' four: loads of 128 contiguous bytes, and stores of the halves at
+// 16-byte slots {0, 2, 4, 6} and {1, 3, 5, 7} of a 128-byte row (the swizzle's row % 8 differs in
+// its low bit). From D = 128 on a row has 8 or 16 units and its 16-bit image two or four 64-column
+// chunks; 8 units of one row would store their halves to slots {0, 2, 4, 6} of two chunks (a
+// 2-way conflict). So a group of 8 threads takes units 0-3 of one row and units 4-7 of the next
+// (loads: bytes 0-63 and 64-127 of two rows; stores: both slot sets), and the next group the
+// other two halves of the same two rows.
 template <typename T, class Tr>
 struct KvWidener {
   static constexpr int kThreadsWidening = kWidenerWarps * 32;
@@ -214,11 +225,26 @@ struct KvWidener {
   // Rows at and past valid_rows are written as zeros (V past kv_len: 0 * NaN would survive P = 0).
   // Loads run kInFlight units ahead of their conversion: three warps alone cannot hide the
   // shared-memory latency of one unit at a time.
+  static_assert(kUnitsPerRow == 4 || kUnitsPerRow % 8 == 0, "units of a row: 4, or groups of 8");
+  static_assert(kRowStep % 2 == 0, "rows a step: whole pairs (the row parity of a thread stays)");
+
+  // The row (of the first step) and the column unit of thread u (above).
+  __device__ static int2 first_unit(int u) {
+    if constexpr (kUnitsPerRow == 4) {
+      return make_int2(u / 4, u % 4);
+    } else {
+      const int t = u % (2 * kUnitsPerRow), group = t / 8, i = t % 8;
+      return make_int2(2 * (u / (2 * kUnitsPerRow)) + ((i / 4) ^ (group % 2)), 8 * (group / 2) + i);
+    }
+  }
+
   __device__ static void widen(const char* raw, char* stage, int valid_rows, int u) {
-    const int row0 = u / kUnitsPerRow;
-    const int col = (u % kUnitsPerRow) * 16;  // first of the unit's 16 elements
-    // Rows of D bytes: row r's unit at byte 16 (r * kUnitsPerRow + unit), so step s at 16 u + s * 16 * threads.
-    const uint32_t src = sm80::smem_addr(raw) + u * 16;
+    const int2 first = first_unit(u);
+    const int row0 = first.x;
+    const int col = first.y * 16;  // first of the unit's 16 elements
+    // Rows of D bytes; step s adds kRowStep rows, i.e. s * 16 * threads bytes. (At D = 64 row0 * D +
+    // col is u * 16, written so: the compiler does not see it.)
+    const uint32_t src = sm80::smem_addr(raw) + (kUnitsPerRow == 4 ? u * 16 : row0 * Tr::kHeadDim + col);
     // Shared addresses of the unit's two 8-element halves in row row0 + k * kRowStep, less
     // k * kRowStep rows, for k < kPeriod: step s adds s * kRowStep rows to those of k = s % kPeriod.
     const uint32_t dst = sm80::smem_addr(stage);
@@ -467,11 +493,70 @@ __device__ __forceinline__ void finish_q(char* q_ptr, int consumer, int t, bool 
   warpgroup_sync(consumer);
 }
 
-// Q of a work item, start to finish. The fp16 kernel over an e4m3 cache also serves e4m3
-// queries, widened as they are copied (synchronous loads).
+// bf16 queries over an e4m3 cache (whose kernel computes in fp16, traits.cuh MmaElem): after the
+// copy, each row is converted to fp16 in place, multiplied by 2^shift, a power of two of its own:
+// its largest finite |element| lands in [2^14, 2^15), under fp16's 65504. Every element from 2^-31
+// of that largest up keeps its value exactly (bf16's 8 significant bits fit fp16's subnormals
+// from 2^-17 up); smaller ones round to within 2^-39 of the largest, far under the score's fp32
+// rounding. shift is clamped to [-113, 100] (bf16's largest finite value needs -113; a row whose
+// largest element is under 2^-86 keeps it under 2^14). Infinities and NaNs convert as they are and
+// do not set the scale. With negate the signs flip.
+// Warp w converts rows 16 w .. 16 w + 15, those whose scores its threads hold (the WGMMA
+// accumulator's rows): lane l half of row l % 16's units, lanes l and l ^ 16 together. Sets
+// factor[i] to 2^-shift of this thread's accumulator rows lane / 4 and lane / 4 + 8: the factor the
+// scores of that row must be multiplied by.
+template <class Tr>
+__device__ void finish_q_bf16_as_f16(char* q_ptr, int consumer, int t, bool negate, float (&factor)[2]) {
+  constexpr int kUnits = Tr::kHeadDim / 8 / 2;  // 16-byte units a lane: half a row
+  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+  warpgroup_sync(consumer);  // every thread's copies have landed
+  const int lane = t % 32, row = (t / 32) * 16 + lane % 16;
+  auto unit = [&](int j) {  // unit j of this lane's half row; swizzled slots keep 8 lanes' rows on distinct banks
+    const int u = (lane / 16) * kUnits + j;
+    return reinterpret_cast<uint4*>(q_ptr + (u / 8) * (kRowsPerWarpgroup * kSwizzleBytes) + row * kSwizzleBytes +
+                                    (((u % 8) ^ (row % 8)) * 16));
+  };
+  // Largest finite magnitude, as bf16 bits (ordered as integers); non-finite halves count as 0.
+  uint32_t most = 0;
+#pragma unroll
+  for (int j = 0; j < kUnits; ++j) {
+    const uint4 x = *unit(j);
+    const uint32_t words[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+    for (uint32_t w : words) {
+      const uint32_t mag = w & 0x7fff7fffu;
+      most = __vmaxu2(most, mag & ~__vcmpgeu2(mag, 0x7f807f80u));
+    }
+  }
+  most = max(most & 0xffffu, most >> 16);
+  most = max(most, __shfl_xor_sync(0xffffffffu, most, 16));
+  const int exponent = static_cast<int>(most >> 7) > 1 ? static_cast<int>(most >> 7) - 127 : -126;
+  const int shift = most == 0 ? 0 : min(max(14 - exponent, -113), 100);
+  const float up = __int_as_float((127 + shift) << 23);
+  const uint32_t sign = negate ? 0x80008000u : 0u;
+  auto convert = [&](uint32_t w) {
+    const __half2 h = __floats2half2_rn(__uint_as_float(w << 16) * up, __uint_as_float(w & 0xffff0000u) * up);
+    return *reinterpret_cast<const uint32_t*>(&h) ^ sign;
+  };
+#pragma unroll
+  for (int j = 0; j < kUnits; ++j) {
+    const uint4 x = *unit(j);
+    *unit(j) = make_uint4(convert(x.x), convert(x.y), convert(x.z), convert(x.w));
+  }
+  const float down = __int_as_float((127 - shift) << 23);
+  factor[0] = __shfl_sync(0xffffffffu, down, lane / 4);
+  factor[1] = __shfl_sync(0xffffffffu, down, lane / 4 + 8);
+  cutlass::arch::fence_view_async_shared();  // Q is read by WGMMA (async proxy)
+  warpgroup_sync(consumer);
+}
+
+// Q of a work item, start to finish. factor: what the scores of this thread's two accumulator rows
+// must be multiplied by, left as it is except for bf16 queries over an e4m3 cache (above). The fp16
+// kernel over an e4m3 cache also serves e4m3 queries, widened as they are copied (synchronous
+// loads).
 template <typename T, class Tr>
 __device__ void load_q(const Params& p, const int64_t* rows, int valid_rows, uint32_t q_tile, char* q_ptr,
-                       int consumer, int t, bool negate) {
+                       int consumer, int t, bool negate, float (&factor)[2]) {
   if constexpr (Tr::kKvFp8 && std::is_same<T, __half>::value) {
     if (p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) {
       load_q_e4m3<Tr>(p, rows, valid_rows, q_ptr, t, negate);
@@ -481,7 +566,11 @@ __device__ void load_q(const Params& p, const int64_t* rows, int valid_rows, uin
     }
   }
   issue_q<Tr>(p, rows, valid_rows, q_tile, t);
-  finish_q<Tr>(q_ptr, consumer, t, negate);
+  if constexpr (Tr::kKvFp8 && !std::is_same<T, __half>::value) {
+    finish_q_bf16_as_f16<Tr>(q_ptr, consumer, t, negate, factor);
+  } else {
+    finish_q<Tr>(q_ptr, consumer, t, negate);
+  }
 }
 
 }  // namespace sm90

@@ -144,15 +144,15 @@ struct WarpgroupMma {
   static constexpr int kPRegs = Tr::kBlockN / 4;   // P as packed 16-bit pairs
 
   // Issues S = Q K^T (async; the caller commits and waits). q: this warpgroup's Q tile (64 rows),
-  // k: the K tile (kBlockN rows).
+  // k: the K tile (kBlockN rows). Both GEMMs on MmaElem (traits.cuh).
   __device__ static void qk(float (&s)[kSRegs], uint32_t q, uint32_t k) {
-    issue_qk<typename SsOp<T, Tr::kBlockN>::type, Tr::kHeadDim / 16>(s, q, k, Tr::kKvChunkStride,
+    issue_qk<typename SsOp<MmaElem<T, Tr>, Tr::kBlockN>::type, Tr::kHeadDim / 16>(s, q, k, Tr::kKvChunkStride,
                                                                       Tr::kKvGroupStride);
   }
 
   // Issues O += P V (async). v: the V tile (kBlockN rows of D columns).
   __device__ static void pv(float (&o)[kORegs], uint32_t (&p)[kPRegs], uint32_t v) {
-    using Op = typename RsOp<T, Tr::kHeadDim>::type;
+    using Op = typename RsOp<MmaElem<T, Tr>, Tr::kHeadDim>::type;
     fence_operands(o);
     fence_operands(p);
     cute::warpgroup_arrive();
@@ -174,7 +174,7 @@ struct WarpgroupMma {
   // pair): the same registers, so P is S packed pairwise in place.
   __device__ static void to_operand(const float (&s)[kSRegs], uint32_t (&p)[kPRegs]) {
 #pragma unroll
-    for (int i = 0; i < kPRegs; ++i) p[i] = pack_float2<T>(s[2 * i], s[2 * i + 1]);
+    for (int i = 0; i < kPRegs; ++i) p[i] = pack_float2<MmaElem<T, Tr>>(s[2 * i], s[2 * i + 1]);
   }
 };
 

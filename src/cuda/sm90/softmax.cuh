@@ -42,10 +42,12 @@ struct RowSoftmax {
   }
 
   // Folds a tile of raw scores (masked entries -inf) in: s becomes the probabilities, and
-  // correction[h] is the factor the accumulated O of row half h must be multiplied by.
-  __device__ __forceinline__ void update(float (&s)[kRegs], float scale, float (&correction)[2]) {
+  // correction[h] is the factor the accumulated O of row half h must be multiplied by. row_scale:
+  // each row's scale (one value unless Q was stored scaled by row, load.cuh).
+  __device__ __forceinline__ void update(float (&s)[kRegs], const float (&row_scale)[2], float (&correction)[2]) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
+      const float scale = row_scale[h];
       float m0 = s[2 * h], m1 = s[2 * h + 1];
 #pragma unroll
       for (int j = 1; j < kBlocks; ++j) {

@@ -7,7 +7,10 @@
 // MN-major for V. Each tile starts on 1024 bytes, the swizzle's period.
 #pragma once
 
+#include <cuda_fp16.h>
 #include <stdint.h>
+
+#include <type_traits>
 
 namespace ctxattn {
 namespace sm90 {
@@ -34,7 +37,9 @@ constexpr int kLaunchRegisters = 168;
 
 // kKvFp8: the KV cache holds e4m3 (under an fp16 / bf16 query). The producer loads each K / V
 // tile by TMA into a raw byte tile, and the producer warpgroup's other warps widen it into the
-// 16-bit stage the consumers read, so the consumers run exactly the 16-bit kernel.
+// 16-bit stage the consumers read, so the consumers run the 16-bit kernel. K and V are widened
+// to fp16 whatever the query's type (MmaElem below), since e4m3 -> fp16 is one conversion a pair
+// and e4m3 -> bf16 four; bf16 queries are converted to fp16 as they are loaded (load.cuh).
 // kQkvFp8: e4m3 Q, K and V on the FP8 tensor cores. Q and K are read as loaded (128-byte rows of
 // 128 e4m3 values); V is loaded into a raw stage and transposed by the producer warpgroup's other
 // warps into V^T (keys contiguous, the K-major B operand FP8 WGMMA needs), its keys permuted inside
@@ -158,6 +163,15 @@ struct Traits {
   static constexpr int kSmemBytes = kSmemItemBarriers + kItemBarrierBytes + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "shared memory of one Hopper CTA");
 };
+
+// The element type of both GEMMs of a 16-bit kernel: the query's, except over an e4m3 cache,
+// where everything is fp16: K and V widened exactly (every e4m3 value is an fp16 value), bf16 Q
+// converted with a power-of-two scale per warp (load.cuh: exact down to 2^-31 of the warp's
+// largest element), and P rounded to fp16 (p <= 2^8 with lazy rescaling, far below fp16's 65504;
+// 11 significant bits against bf16's 8; p < 2^-24 of the row maximum flushes to 0, each under
+// 2^-24 of the row's sum).
+template <typename T, class Tr>
+using MmaElem = typename std::conditional<Tr::kKvFp8, __half, T>::type;
 
 }  // namespace sm90
 }  // namespace ctxattn
