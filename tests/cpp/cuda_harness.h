@@ -237,4 +237,59 @@ inline std::string rerun_differences(DeviceProblem& dev, PagedProblem& pb, int r
   return "";
 }
 
+
+// Query rows of every magnitude: row (t, h) of spec's problem is multiplied by 2^e(t, h) (exact),
+// e from -60 to `top` in steps of 20, mixed in every 16 packed rows; row (5, 1) also holds an
+// infinity and row (90, 0) a NaN (spec needs more than 90 query rows and 2 query heads). Runs it
+// on `backend` (forced) and on the CPU reference and returns what differs: finite rows beyond the
+// SPEC tolerance (with how many rows of each magnitude differ), and in the two non-finite rows
+// anything but NaN where the reference has NaN and agreement elsewhere.
+inline std::string query_magnitude_differences(const ProblemSpec& spec, ctxattn_backend_t backend, int top) {
+  const int classes = (top + 60) / 20 + 1;
+  auto magnitude = [&](int64_t t, int32_t h) { return (static_cast<int>((t * 2 + h * 3) % classes)) * 20 - 60; };
+  PagedProblem want(spec), got(spec);
+  const int64_t tokens = want.q_begin(want.batch_size());
+  const int32_t Hq = spec.num_qo_heads, D = spec.head_dim;
+  for (PagedProblem* pb : {&want, &got}) {
+    for (int64_t t = 0; t < tokens; ++t) {
+      for (int32_t h = 0; h < Hq; ++h) {
+        for (int32_t d = 0; d < D; ++d) {
+          float x = std::ldexp(pb->q(t, h, d), magnitude(t, h));
+          if (t == 5 && h == 1 && d == 3) x = INFINITY;
+          if (t == 90 && h == 0 && d == 7) x = NAN;
+          put_value(pb->query.data(), spec.q_dtype, t * pb->args.query_stride_token + h * pb->args.query_stride_head + d, x);
+        }
+      }
+    }
+  }
+  if (run_cpu_reference(want) != CTXATTN_STATUS_OK) return std::string("reference: ") + ctxattn_last_error();
+  got.poison_outputs();
+  DeviceProblem dev(got);
+  if (!dev.ok()) return "device problem not set up";
+  dev.args.backend = backend;
+  if (dev.run() != CTXATTN_STATUS_OK) return std::string("run: ") + ctxattn_last_error();
+  if (!dev.download()) return "download failed";
+  auto finite_row = [](int64_t t) { return t != 5 && t != 90; };
+  std::string diff = compare_outputs(got, want, finite_row);
+  double rtol = 0, atol = 0;
+  tolerances(spec, &rtol, &atol);
+  std::map<int, int> bad_rows;  // magnitude -> rows that differ
+  std::ostringstream err;
+  for (int64_t t = 0; t < tokens; ++t) {
+    for (int32_t h = 0; h < Hq; ++h) {
+      for (int32_t d = 0; d < D; ++d) {
+        const float w = want.out_value(t, h, d), g = got.out_value(t, h, d);
+        const bool ok = std::isnan(w) ? std::isnan(g) : std::fabs(g - w) <= atol + rtol * std::fabs(w);
+        if (!ok) {
+          if (!finite_row(t)) err << "non-finite query row t=" << t << " h=" << h << " d=" << d << " got " << g << " want " << w << "\n";
+          ++bad_rows[magnitude(t, h)];
+          break;
+        }
+      }
+    }
+  }
+  for (const auto& [e, n] : bad_rows) err << n << " rows of magnitude 2^" << e << " differ\n";
+  return diff + err.str();
+}
+
 }  // namespace ctxattn_test

@@ -227,6 +227,28 @@ ProblemSpec medium_spec() {
   return s;
 }
 
+// Query rows from 2^-60 to 2^20 times N(0, 1) mixed in every tile, an infinity and a NaN kept in
+// their rows (cuda_harness.h query_magnitude_differences), fp16 and bf16. The range stops at 2^20
+// as on the Hopper kernel: both softmaxes lose the top key's p past scores of ~2^24
+// (docs/perf-notes.md, sm90 v11).
+TEST(CudaPortable, QueriesOfEveryMagnitude) {
+  CTXATTN_REQUIRE_GPU();
+  for (ctxattn_dtype_t dtype : {CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_FLOAT16}) {
+    ProblemSpec spec;
+    spec.q_lens = {37, 130};
+    spec.kv_lens = {300, 130};
+    spec.num_qo_heads = 8;
+    spec.num_kv_heads = 2;
+    spec.head_dim = 128;
+    spec.page_size = 16;
+    spec.q_dtype = spec.kv_dtype = spec.out_dtype = dtype;
+    spec.with_lse = true;
+    SCOPED_TRACE(dtype_label(dtype));
+    // fp16 holds 2^15 at most: its rows stop at 2^0.
+    EXPECT_EQ(query_magnitude_differences(spec, CTXATTN_BACKEND_CUDA_PORTABLE, dtype == CTXATTN_DTYPE_FLOAT16 ? 0 : 20), "");
+  }
+}
+
 TEST(CudaPortable, HundredRerunsAreBitwiseEqualWithAndWithoutPdl) {
   CTXATTN_REQUIRE_GPU();
   PagedProblem pb(medium_spec());

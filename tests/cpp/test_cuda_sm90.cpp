@@ -10,7 +10,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -185,77 +184,21 @@ TEST(CudaSm90, E4m3QueriesAndKvMatchTheReference) {
 
 // bf16 queries over an e4m3 cache run on fp16 WGMMA, Q converted with a power of two of each row
 // (load.cuh): rows from 2^-60 to 2^20 times N(0, 1), mixed in every warp's 16 rows, must each keep
-// their own precision (a 2^20 row overflows fp16 unscaled), and a few infinities and NaNs must stay
-// in their rows. The range stops at 2^20: rows of 2^40 and more give NaN on every sm90 kernel, the
-// 16-bit ones too (scores past ~2^25: docs/perf-notes.md, sm90 v11, "Scores past 2^25").
+// their own precision (a 2^20 row overflows fp16 unscaled), and an infinity and a NaN must stay in
+// their rows (cuda_harness.h query_magnitude_differences). The range stops at 2^20: rows of 2^40
+// and more give NaN on every sm90 kernel, the 16-bit ones too (scores past ~2^24:
+// docs/perf-notes.md, sm90 v11).
 TEST(CudaSm90, Bf16QueriesOfEveryMagnitudeOverAnE4m3Cache) {
   if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
   for (int head_dim : {64, 128, 256}) {
     ProblemSpec spec = base_spec();
     spec.head_dim = head_dim;
-    spec.q_dtype = CTXATTN_DTYPE_BFLOAT16;
     spec.out_dtype = CTXATTN_DTYPE_BFLOAT16;
     spec.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
-    spec.page_size = 16;
     spec.q_lens = {37, 130};
     spec.kv_lens = {300, 130};
     SCOPED_TRACE("D=" + std::to_string(head_dim));
-    PagedProblem want(spec), got(spec);
-    const int64_t tokens = 37 + 130;
-    for (PagedProblem* problem : {&want, &got}) {
-      for (int64_t t = 0; t < tokens; ++t) {
-        for (int32_t h = 0; h < spec.num_qo_heads; ++h) {
-          const int e = ((static_cast<int>(t) * 2 + h * 3) % 5 - 3) * 20;  // -60 .. 20
-          for (int32_t d = 0; d < head_dim; ++d) {
-            const int64_t i = t * problem->args.query_stride_token + h * problem->args.query_stride_head + d;
-            float x = std::ldexp(problem->q(t, h, d), e);  // exact: a power of two
-            if (t == 5 && h == 1 && d == 3) x = INFINITY;
-            if (t == 90 && h == 0 && d == 7) x = NAN;
-            put_value(problem->query.data(), CTXATTN_DTYPE_BFLOAT16, i, x);
-          }
-        }
-      }
-    }
-    ASSERT_EQ(run_cpu_reference(want), CTXATTN_STATUS_OK) << ctxattn_last_error();
-    ASSERT_NO_FATAL_FAILURE(run_forced_sm90(got));
-    auto finite_q = [](int64_t t) { return t != 5 && t != 90; };
-    const std::string diff = compare_outputs(got, want, finite_q);
-    EXPECT_TRUE(diff.empty()) << diff;
-    if (!diff.empty()) {  // which magnitudes fail: mismatching rows by exponent
-      std::map<int, int> bad_rows;
-      for (int64_t t = 0; t < tokens; ++t) {
-        for (int32_t h = 0; h < spec.num_qo_heads; ++h) {
-          if (!finite_q(t)) continue;
-          for (int32_t d = 0; d < head_dim; ++d) {
-            const float w = want.out_value(t, h, d), g = got.out_value(t, h, d);
-            if (!(std::fabs(g - w) <= 6e-2 + 4e-2 * std::fabs(w))) {
-              ++bad_rows[((static_cast<int>(t) * 2 + h * 3) % 5 - 3) * 20];
-              break;
-            }
-          }
-        }
-      }
-      for (const auto& [e, n] : bad_rows) ADD_FAILURE() << n << " rows of magnitude 2^" << e << " differ";
-    }
-    // The two rows holding an infinity or a NaN: NaN where the reference has NaN, and only in
-    // their own (token, head); their other heads match.
-    int nan_rows = 0;
-    for (int64_t t : {5, 90}) {
-      for (int32_t h = 0; h < spec.num_qo_heads; ++h) {
-        bool row_nan = false;
-        for (int32_t d = 0; d < head_dim; ++d) {
-          const float w = want.out_value(t, h, d), g = got.out_value(t, h, d);
-          row_nan |= std::isnan(w);
-          if (std::isnan(w)) {
-            EXPECT_TRUE(std::isnan(g)) << "t=" << t << " h=" << h << " d=" << d << " got " << g;
-          } else {
-            EXPECT_NEAR(g, w, 6e-2 + 4e-2 * std::fabs(w)) << "t=" << t << " h=" << h << " d=" << d;
-          }
-        }
-        nan_rows += row_nan;
-      }
-    }
-    EXPECT_EQ(nan_rows, 2);
+    EXPECT_EQ(query_magnitude_differences(spec, CTXATTN_BACKEND_CUDA_SM90, 20), "");
   }
 }
 
