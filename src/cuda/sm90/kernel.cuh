@@ -102,8 +102,8 @@ __device__ __forceinline__ void stage_from_raw(uint64_t* raw_full, uint32_t raw_
 }
 
 // e4m3 KV: the widener warps over one work tile, in the producer's tile order: each raw K / V
-// tile into the next 16-bit stage. `state` (16-bit stages) and `raw` carry across work tiles.
-template <typename T, class Tr>
+// tile into the next fp16 stage. `state` (fp16 stages) and `raw` carry across work tiles.
+template <class Tr>
 __device__ __forceinline__ void widen_tile(const Work& w, const KeyBand& band, char* smem,
                                            const BarriersOf<Tr>& bars, PipeState& state,
                                            PipeState& raw, int u) {
@@ -116,13 +116,13 @@ __device__ __forceinline__ void widen_tile(const Work& w, const KeyBand& band, c
     // K rows past kv_len are masked to -inf whatever they hold; V rows past it become zeros.
     stage_from_raw(bars.raw_full_k(r), raw.phase, bars.empty_k(s), state.phase, bars.full_k(s), bars.raw_empty_k(r), u,
                    [&] {
-                     KvWidener<MmaElem<T, Tr>, Tr>::widen(smem + Tr::kSmemRawK + r * Tr::kRawTileBytes,
-                                             smem + Tr::kSmemK + s * Tr::kKvTileBytes, Tr::kBlockN, u);
+                     KvWidener<Tr>::widen(smem + Tr::kSmemRawK + r * Tr::kRawTileBytes,
+                                          smem + Tr::kSmemK + s * Tr::kKvTileBytes, Tr::kBlockN, u);
                    });
     stage_from_raw(bars.raw_full_v(r), raw.phase, bars.empty_v(s), state.phase, bars.full_v(s), bars.raw_empty_v(r), u,
                    [&] {
-                     KvWidener<MmaElem<T, Tr>, Tr>::widen(smem + Tr::kSmemRawV + r * Tr::kRawTileBytes,
-                                                         smem + Tr::kSmemV + s * Tr::kKvTileBytes, valid_rows, u);
+                     KvWidener<Tr>::widen(smem + Tr::kSmemRawV + r * Tr::kRawTileBytes,
+                                          smem + Tr::kSmemV + s * Tr::kKvTileBytes, valid_rows, u);
                    });
     state.advance(Tr::kStages);
     raw.advance(Tr::kRawStages);
@@ -482,10 +482,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       PipeState state, raw;
       if constexpr (kDynamicScheduler) {
         walk_items(ring, num_tiles,
-                   [&](const Work& w) { widen_tile<T, Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u); });
+                   [&](const Work& w) { widen_tile<Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u); });
       } else {
         for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int) {
-          widen_tile<T, Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u);
+          widen_tile<Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u);
         });
       }
     } else if constexpr (Tr::kQkvFp8) {

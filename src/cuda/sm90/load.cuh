@@ -6,8 +6,8 @@
 //               With e4m3 KV the boxes land in a raw byte tile (one box per page piece, all D
 //               bytes of a row), which KvWidener turns into the 16-bit stage.
 //   KvWidener   e4m3 KV: the producer warpgroup's other warps widen each raw tile into the
-//               swizzled 16-bit layout (exactly: e4m3 values are fp16 and bf16 values), zeroing
-//               V rows past kv_len.
+//               swizzled fp16 layout (exactly: e4m3 values are fp16 values), zeroing V rows past
+//               kv_len.
 //   load_q      a consumer warpgroup's 64 packed rows of Q by cp.async (any G, any strides; rows
 //               past the request are zero), in the swizzled K-major layout WGMMA reads; over an
 //               e4m3 cache, bf16 rows are then converted to fp16 with a power of two a row.
@@ -164,39 +164,26 @@ struct KvProducer {
   }
 };
 
-// Two fp16 values (packed) as two values of T, packed: exact for values widened from e4m3.
-template <typename T>
-__device__ __forceinline__ uint32_t half2_bits_as(uint32_t h2) {
-  if constexpr (std::is_same<T, __half>::value) {
-    return h2;
-  } else {
-    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&h2));
-    const __nv_bfloat162 b = __float22bfloat162_rn(f);
-    return *reinterpret_cast<const uint32_t*>(&b);
-  }
-}
-
-// Two e4m3 values (low byte first) as two 16-bit values of T, packed: exact conversions.
-template <typename T>
+// Two e4m3 values (low byte first) as two fp16 values, packed: exact (every e4m3 value is one).
 __device__ __forceinline__ uint32_t widen_e4m3x2(uint32_t two) {
   const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(two), __NV_E4M3);
-  return half2_bits_as<T>(static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16));
+  return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
 }
 
-// Four e4m3 values (one 32-bit word, low byte first) as four 16-bit values of T. The word's
-// halves go to the conversions as 16-bit registers (no shifts or masks to extract them).
-template <typename T>
+// Four e4m3 values (one 32-bit word, low byte first) as four fp16 values. The word's halves go to
+// the conversions as 16-bit registers (no shifts or masks to extract them).
 __device__ __forceinline__ uint2 widen_e4m3x4(uint32_t four) {
   uint32_t lo, hi;
   asm("{\n\t.reg .b16 a, b;\n\tmov.b32 {a, b}, %2;\n\t"
       "cvt.rn.f16x2.e4m3x2 %0, a;\n\tcvt.rn.f16x2.e4m3x2 %1, b;\n\t}"
       : "=r"(lo), "=r"(hi)
       : "r"(four));
-  return make_uint2(half2_bits_as<T>(lo), half2_bits_as<T>(hi));
+  return make_uint2(lo, hi);
 }
 
-// The widener warps (1 .. kWidenerWarps of the producer warpgroup): raw e4m3 tile -> 16-bit
-// swizzled stage. u: this thread's index among the wideners.
+// The widener warps (1 .. kWidenerWarps of the producer warpgroup): raw e4m3 tile -> fp16
+// swizzled stage (the e4m3-KV kernels compute in fp16 whatever the query's type, traits.cuh
+// MmaElem). u: this thread's index among the wideners.
 //
 // Thread u always widens the same 16-byte column unit (the thread count is a multiple of a
 // row's units) of rows row0(u) + s * kRowStep, s = 0, 1, ...: its source addresses are one
@@ -212,7 +199,7 @@ __device__ __forceinline__ uint2 widen_e4m3x4(uint32_t four) {
 // 2-way conflict). So a group of 8 threads takes units 0-3 of one row and units 4-7 of the next
 // (loads: bytes 0-63 and 64-127 of two rows; stores: both slot sets), and the next group the
 // other two halves of the same two rows.
-template <typename T, class Tr>
+template <class Tr>
 struct KvWidener {
   static constexpr int kThreadsWidening = kWidenerWarps * 32;
   static constexpr int kUnitsPerRow = Tr::kHeadDim / 16;  // 16 e4m3 values a unit
@@ -270,8 +257,8 @@ struct KvWidener {
         if (s >= kSteps) break;
         if (row0 + s * kRowStep >= Tr::kBlockN) break;  // (only the last step can pass the tile)
         // Zero bytes widen to zeros: rows past valid_rows need no separate path.
-        const uint2 a = widen_e4m3x4<T>(x[i].x), b = widen_e4m3x4<T>(x[i].y);
-        const uint2 c = widen_e4m3x4<T>(x[i].z), d = widen_e4m3x4<T>(x[i].w);
+        const uint2 a = widen_e4m3x4(x[i].x), b = widen_e4m3x4(x[i].y);
+        const uint2 c = widen_e4m3x4(x[i].z), d = widen_e4m3x4(x[i].w);
         const uint32_t rows = s * kRowStep * kSwizzleBytes;
         sm80::st_shared_16(dst_lo[s % kPeriod] + rows, make_uint4(a.x, a.y, b.x, b.y));
         sm80::st_shared_16(dst_hi[s % kPeriod] + rows, make_uint4(c.x, c.y, d.x, d.y));
@@ -421,8 +408,8 @@ __device__ void load_q_e4m3(const Params& p, const int64_t* rows, int valid_rows
     uint32_t h[8];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      h[2 * i] = widen_e4m3x2<__half>(words[i] & 0xffffu) ^ sign;
-      h[2 * i + 1] = widen_e4m3x2<__half>(words[i] >> 16) ^ sign;
+      h[2 * i] = widen_e4m3x2(words[i] & 0xffffu) ^ sign;
+      h[2 * i + 1] = widen_e4m3x2(words[i] >> 16) ^ sign;
     }
     *reinterpret_cast<uint4*>(q_ptr + swizzled_offset(row, col, kRowsPerWarpgroup)) = make_uint4(h[0], h[1], h[2], h[3]);
     *reinterpret_cast<uint4*>(q_ptr + swizzled_offset(row, col + 8, kRowsPerWarpgroup)) =

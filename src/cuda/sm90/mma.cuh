@@ -146,8 +146,8 @@ struct WarpgroupMma {
   // Issues S = Q K^T (async; the caller commits and waits). q: this warpgroup's Q tile (64 rows),
   // k: the K tile (kBlockN rows). Both GEMMs on MmaElem (traits.cuh).
   __device__ static void qk(float (&s)[kSRegs], uint32_t q, uint32_t k) {
-    issue_qk<typename SsOp<MmaElem<T, Tr>, Tr::kBlockN>::type, Tr::kHeadDim / 16>(s, q, k, Tr::kKvChunkStride,
-                                                                      Tr::kKvGroupStride);
+    using Op = typename SsOp<MmaElem<T, Tr>, Tr::kBlockN>::type;
+    issue_qk<Op, Tr::kHeadDim / 16>(s, q, k, Tr::kKvChunkStride, Tr::kKvGroupStride);
   }
 
   // Issues O += P V (async). v: the V tile (kBlockN rows of D columns).

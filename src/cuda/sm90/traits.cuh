@@ -166,8 +166,8 @@ struct Traits {
 
 // The element type of both GEMMs of a 16-bit kernel: the query's, except over an e4m3 cache,
 // where everything is fp16: K and V widened exactly (every e4m3 value is an fp16 value), bf16 Q
-// converted with a power-of-two scale per warp (load.cuh: exact down to 2^-31 of the warp's
-// largest element), and P rounded to fp16 (p <= 2^8 with lazy rescaling, far below fp16's 65504;
+// converted with a power-of-two scale per row (load.cuh: exact down to 2^-31 of the row's largest
+// element), and P rounded to fp16 (p <= 2^8 with lazy rescaling, far below fp16's 65504;
 // 11 significant bits against bf16's 8; p < 2^-24 of the row maximum flushes to 0, each under
 // 2^-24 of the row's sum).
 template <typename T, class Tr>
