@@ -187,10 +187,10 @@ struct WarpgroupMma {
 // softmax leaves 256 p itself (the 8 added in its exponent), otherwise to_operand multiplies. The
 // denominator l sums the fp32 p (softmax.cuh). One e4m3 term keeps 4 significant bits of p, which
 // moves nvfp4 outputs by an RMS of 0.28-0.33 codes (tools/fp8_p_error.py; the SPEC allows < 0.3),
-// so P is two terms: hi =
-// e4m3(256 p) and lo = e4m3(256 p - hi), both formed in fp16, each multiplied by V into the same
-// accumulator (0.05-0.07 codes, better than a bf16 P): the P V product takes the tensor time of a
-// 16-bit one while Q K^T stays at FP8 rate.
+// so the nvfp4-output kernel (Tr::kTwoTermP) takes P as two terms: hi = e4m3(256 p) and lo =
+// e4m3(256 p - hi), both formed in fp16, each multiplied by V into the same accumulator (0.05-0.07
+// codes, better than a bf16 P): its P V product takes the tensor time of a 16-bit one while Q K^T
+// stays at FP8 rate. Every other output kind uses hi alone (within the SPEC's fp8 tolerances).
 template <class Tr>
 struct WarpgroupMma<__nv_fp8_e4m3, Tr> {
   static_assert(Tr::kQkvFp8 && (Tr::kBlockN == 128 || Tr::kBlockN == 64), "V^T rows: one 128- or 64-byte swizzle row");
