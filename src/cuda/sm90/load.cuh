@@ -225,9 +225,29 @@ struct KvWidener {
     }
   }
 
+  // At D <= 128 every tile but the one that crosses kv_len takes the whole-tile path, where no
+  // row before the last step can pass the tile: it loads with no test and no zeroing (236 -> 175
+  // instructions a K tile a thread at D = 128; on the H200 kv8.long_8k 1034 -> 974 us,
+  // kv8h.long_8k 1008 -> 947; docs/perf-notes.md, sm90 v12). D = 256 keeps the one path: the
+  // build with the whole-tile path there (and the one-pass Q conversion, finish_q_bf16_as_f16)
+  // measured kv8.d256 1026 -> 1054 us.
   __device__ static void widen(const char* raw, char* stage, int valid_rows, int u) {
+    if (Tr::kHeadDim <= 128 && valid_rows >= Tr::kBlockN) {
+      widen_rows<true>(raw, stage, Tr::kBlockN, u);
+    } else {
+      widen_rows<false>(raw, stage, valid_rows, u);
+    }
+  }
+
+ private:
+  template <bool kWhole>
+  __device__ static void widen_rows(const char* raw, char* stage, int valid_rows, int u) {
     const int2 first = first_unit(u);
     const int row0 = first.x;
+    // first_unit puts u < kThreadsWidening in the first kRowStep rows: so the compiler knows that
+    // only the last step can pass the tile.
+    if constexpr (kWhole) __builtin_assume(row0 >= 0 && row0 < kRowStep);
+    const int limit = kWhole ? Tr::kBlockN : valid_rows;
     const int col = first.y * 16;  // first of the unit's 16 elements
     // Rows of D bytes; step s adds kRowStep rows, i.e. s * 16 * threads bytes. (At D = 64 row0 * D +
     // col is u * 16, written so: the compiler does not see it.)
@@ -249,7 +269,7 @@ struct KvWidener {
       for (int i = 0; i < kInFlight; ++i) {
         const int s = base + i;
         x[i] = make_uint4(0, 0, 0, 0);
-        if (s < kSteps && row0 + s * kRowStep < valid_rows) x[i] = sm80::ld_shared_16(src + s * kThreadsWidening * 16);
+        if (s < kSteps && row0 + s * kRowStep < limit) x[i] = sm80::ld_shared_16(src + s * kThreadsWidening * 16);
       }
 #pragma unroll
       for (int i = 0; i < kInFlight; ++i) {
@@ -504,10 +524,15 @@ __device__ void finish_q_bf16_as_f16(char* q_ptr, int consumer, int t, bool nega
                                     (((u % 8) ^ (row % 8)) * 16));
   };
   // Largest finite magnitude, as bf16 bits (ordered as integers); non-finite halves count as 0.
+  // At D <= 128 the lane's units stay in registers for the conversion (one pass over shared
+  // memory); D = 256 reads them again (see KvWidener::widen on that head dim).
+  constexpr bool kHeld = kUnits <= 8;
+  uint4 held[kHeld ? kUnits : 1];
   uint32_t most = 0;
 #pragma unroll
   for (int j = 0; j < kUnits; ++j) {
     const uint4 x = *unit(j);
+    if constexpr (kHeld) held[j] = x;
     const uint32_t words[4] = {x.x, x.y, x.z, x.w};
 #pragma unroll
     for (uint32_t w : words) {
@@ -527,7 +552,12 @@ __device__ void finish_q_bf16_as_f16(char* q_ptr, int consumer, int t, bool nega
   };
 #pragma unroll
   for (int j = 0; j < kUnits; ++j) {
-    const uint4 x = *unit(j);
+    uint4 x;
+    if constexpr (kHeld) {
+      x = held[j];
+    } else {
+      x = *unit(j);
+    }
     *unit(j) = make_uint4(convert(x.x), convert(x.y), convert(x.z), convert(x.w));
   }
   const float down = __int_as_float((127 - shift) << 23);
