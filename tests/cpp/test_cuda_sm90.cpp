@@ -276,27 +276,35 @@ TEST(CudaSm90, E4m3QueriesAndKvOnFp8TensorCoresMatchTheReference) {
   EXPECT_EQ(served, 12);
 }
 
-// Fewer CTAs than work items: each CTA walks several, striped (the default build) or drawn from
-// the scheduler's counter (-DCTXATTN_SM90_SCHEDULER=ON; empty items skipped a request at a time),
+// Fewer CTAs than work items: each CTA walks several, striped (calls over short keys, split calls,
+// the FP8 D = 128 kernel) or drawn from the scheduler's counter (the other calls over long keys;
+// empty items skipped a request at a time),
 // its K/V pipeline, row tables, Q / staging region and split counters carried into its next
 // item. CTXATTN_SM90_GRID_CTAS caps the grid: 1 and 5 CTAs over 18+ items, on every kernel family
 // (16-bit, e4m3 KV widened, e4m3 Q/K/V on FP8 WGMMA), with sinks, a window, a negative
-// bmm1_scale, every output kind and a split call (short queries over a long KV).
+// bmm1_scale, every output kind, calls over keys past 1024 (the scheduler's walk, and the static
+// one of the FP8 D = 128 kernel) and a split call (short queries over a long KV).
 TEST(CudaSm90, PersistentGridMatchesTheReference) {
   if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
+  enum Keys { kShort, kLong, kSplit };
   struct Case {
     int head_dim;
     ctxattn_dtype_t q, kv, out;
-    bool long_kv;
+    Keys keys;
   };
   const std::vector<Case> cases = {
-      {128, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, false},
-      {64, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3, false},
-      {256, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_NVFP4, false},
-      {128, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT16, false},
-      {128, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_BFLOAT16, false},
-      {256, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, false},
-      {128, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, true},
+      {128, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, kShort},
+      {64, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3, kShort},
+      {256, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_NVFP4, kShort},
+      {128, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT16, kShort},
+      {128, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_BFLOAT16, kShort},
+      {256, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, kShort},
+      {64, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3, kLong},
+      {128, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_BFLOAT16, kLong},
+      {128, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_NVFP4, kLong},
+      {128, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT16, kLong},
+      {256, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, kLong},
+      {128, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, kSplit},
   };
   for (const char* cap : {"1", "5"}) {
     setenv("CTXATTN_SM90_GRID_CTAS", cap, 1);
@@ -310,12 +318,16 @@ TEST(CudaSm90, PersistentGridMatchesTheReference) {
       spec.with_sinks = c.head_dim == 64;
       spec.window_left = c.head_dim == 64 ? 256 : -1;  // AUTO keeps shorter windows on the portable kernel
       if (c.head_dim == 64) spec.bmm1_scale = -0.06f;   // Q negated as it lands
-      if (c.long_kv) {
+      if (c.keys == kLong) {
+        spec.q_lens = {37, 0, 150};
+        spec.kv_lens = {1500, 40, 1100};  // past 1024 keys (scheduler.cuh kPersistentMaxKv)
+      } else if (c.keys == kSplit) {
         spec.q_lens = {16, 3};
         spec.kv_lens = {9000, 8300};  // 8192+ keys: the call splits (split_policy.h)
       }
       SCOPED_TRACE(std::string("grid ") + cap + " D=" + std::to_string(c.head_dim) + " q=" + std::to_string(c.q) +
-                   " kv=" + std::to_string(c.kv) + " out=" + std::to_string(c.out) + (c.long_kv ? " long KV" : ""));
+                   " kv=" + std::to_string(c.kv) + " out=" + std::to_string(c.out) +
+                   (c.keys == kLong ? " long KV" : c.keys == kSplit ? " split" : ""));
       expect_sm90_serves_and_matches(spec);
     }
   }
@@ -327,9 +339,6 @@ TEST(CudaSm90, PersistentGridMatchesTheReference) {
 // reruns are bitwise identical although CTAs take different items; a batch with an empty request
 // and requests of one row (runs of empty items to skip) matches the reference.
 TEST(CudaSm90, SchedulerCountersReturnToZero) {
-#if !defined(CTXATTN_SM90_SCHEDULER)
-  GTEST_SKIP() << "the library was built without -DCTXATTN_SM90_SCHEDULER=ON";
-#endif
   if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
   for (const char* cap : {"", "1", "7"}) {
     if (*cap) setenv("CTXATTN_SM90_GRID_CTAS", cap, 1);

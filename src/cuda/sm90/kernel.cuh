@@ -156,7 +156,7 @@ __device__ __forceinline__ void transpose_tile(const Work& w, const KeyBand& ban
   }
 }
 
-// The static walk (the default build): calls f(w, tile) for each non-empty work item of this
+// The static walk: calls f(w, tile) for each non-empty work item of this
 // CTA, in order: items blockIdx.x, blockIdx.x + gridDim.x, ... of num_tiles. Every role walks
 // the same items. The loop's control depends on blockIdx and gridDim alone, so the compiler keeps
 // what the roles carry from item to item (pipeline stages, shared-memory addresses) in uniform
@@ -188,7 +188,7 @@ __device__ __forceinline__ FoundWork find_work(const Params& p, const SplitPlan&
   return f;
 }
 
-// The scheduler's walk (-DCTXATTN_SM90_SCHEDULER=ON): calls f(w) for each item the CTA's producer
+// The scheduler's walk (run.cuh says which calls take it): calls f(w) for each item the CTA's producer
 // publishes (scheduler.cuh), in order. The item is read from its slot, released after f (the
 // producer reuses the slot two items later), so that it holds no registers across f.
 template <class Tr, class F>
@@ -236,7 +236,7 @@ __device__ __forceinline__ void thread_rows(const Params& p, const Work& w, int 
 // One consumer warpgroup over the work item w (non-empty). With Q ahead, it starts the copy of
 // the CTA's next item's Q under its last P V: the item after `tile` in the static walk, or item
 // `next_item` of the scheduler's ring. k_state / v_state carry across work items.
-template <typename T, class Tr, bool kSplit>
+template <typename T, class Tr, bool kSplit, bool kDynamic>
 __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& maps, const SplitPlan& plan,
                                              const Work& w, char* smem,
                                              uint32_t smem_base, const BarriersOf<Tr>& bars, int* last_flag,
@@ -271,7 +271,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
   int64_t* row_table = row_table_of<Tr>(smem, buf, consumer_index);
   // Q ahead: the next work item's Q is copied into the other buffer while this item finishes.
   auto fetch_next = [&] {
-    if constexpr (Tr::kQAhead && kDynamicScheduler) {
+    if constexpr (Tr::kQAhead && kDynamic) {
       ring.wait(next_item);
       const ScheduledItem& next = ring.read(next_item);
       if (next.tile < num_tiles) issue_item_q<Tr>(p, next.w, smem, smem_base, buf ^ 1, consumer_index, t);
@@ -415,7 +415,8 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
   if (writes_output) Epilogue<T, Tr>::run(p, maps, we, o, l, lse, rows, row_table, bmm2, q_ptr, consumer_index, t);
 }
 
-template <typename T, class Tr, bool kSplit>
+// kDynamic: the scheduler's walk (scheduler.cuh); otherwise the static one (for_each_item).
+template <typename T, class Tr, bool kSplit, bool kDynamic>
 __global__ void __launch_bounds__(kThreads, 1)
     attention_kernel(const __grid_constant__ Params p, const __grid_constant__ TmaMaps maps,
                      const __grid_constant__ SplitPlan plan, int num_tiles) {
@@ -432,7 +433,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int tid = static_cast<int>(threadIdx.x);
   const int warpgroup = tid / kWarpgroupThreads;
   if (tid == 0) {
-    if constexpr (kDynamicScheduler) ItemRing<Tr>{smem}.init();  // fenced by bars.init
+    if constexpr (kDynamic) ItemRing<Tr>{smem}.init();  // fenced by bars.init
     bars.init();
     cute::prefetch_tma_descriptor(&maps.k);
     cute::prefetch_tma_descriptor(&maps.v);
@@ -440,9 +441,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   __syncthreads();
 
   pdl_wait_for_inputs();
-  // The static walk (default build): work tile i of num_tiles (Work::make's order) goes to CTA
-  // i % gridDim.x (one CTA a tile unless the grid is capped: see run.cuh). The scheduler's walk
-  // (kDynamicScheduler): persistent CTAs whose producer warp draws their items and publishes each
+  // The static walk: work tile i of num_tiles (Work::make's order) goes to CTA i % gridDim.x (one
+  // CTA a tile, or one an SM over short keys: run.cuh). The scheduler's walk (kDynamic):
+  // persistent CTAs whose producer warp draws their items and publishes each
   // in the item ring (scheduler.cuh); every other role walks the items it reads there. Either
   // way the pipelines' barrier phases carry from one item to the next, and the producer runs
   // ahead into the CTA's next item while the consumers finish the last.
@@ -454,7 +455,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       const KvProducer<Tr> kv(p, maps, lane);
       PipeState state, raw;
       uint32_t tail_phase = 0;
-      if constexpr (kDynamicScheduler) {
+      if constexpr (kDynamic) {
         using Source = ItemSource<Tr::kBlockM, kSplit>;
         // Item j + 1 is decoded and published once item j's loads are issued, from a ticket taken
         // an item earlier: under the consumers' last tiles and epilogue of item j, when the producer
@@ -480,7 +481,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     } else if constexpr (Tr::kKvFp8) {
       const int u = tid - 32;  // widener thread index
       PipeState state, raw;
-      if constexpr (kDynamicScheduler) {
+      if constexpr (kDynamic) {
         walk_items(ring, num_tiles,
                    [&](const Work& w) { widen_tile<Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u); });
       } else {
@@ -491,7 +492,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     } else if constexpr (Tr::kQkvFp8) {
       const int u = tid - 32;  // transposing thread index
       PipeState state, raw;
-      if constexpr (kDynamicScheduler) {
+      if constexpr (kDynamic) {
         walk_items(ring, num_tiles,
                    [&](const Work& w) { transpose_tile<Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u); });
       } else {
@@ -506,7 +507,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int t = tid % kWarpgroupThreads;
     PipeState k_state, v_state;
     int buf = 0;  // Q ahead: the Q buffer of the current item
-    if constexpr (kDynamicScheduler) {
+    if constexpr (kDynamic) {
       ring.wait(0);
       ScheduledItem it = ring.read(0);
       if (it.tile < num_tiles) ring.release(0);  // the end of the walk is not released (scheduler.cuh)
@@ -515,8 +516,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       for (int j = 1; it.tile < num_tiles; ++j) {
         // Item j: with Q ahead, consume_tile has waited for it already (to start its Q copy).
-        consume_tile<T, Tr, kSplit>(p, maps, plan, it.w, smem, smem_base, bars, last_flag, consumer_index, t, k_state,
-                                    v_state, it.tile, ring, j, num_tiles, buf);
+        consume_tile<T, Tr, kSplit, kDynamic>(p, maps, plan, it.w, smem, smem_base, bars, last_flag, consumer_index, t,
+                                              k_state, v_state, it.tile, ring, j, num_tiles, buf);
         if constexpr (!Tr::kQAhead) ring.wait(j);
         it = ring.read(j);
         if (it.tile < num_tiles) ring.release(j);
@@ -528,8 +529,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         if (f.tile < num_tiles) issue_item_q<Tr>(p, f.w, smem, smem_base, 0, consumer_index, t);
       }
       for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int tile) {
-        consume_tile<T, Tr, kSplit>(p, maps, plan, w, smem, smem_base, bars, last_flag, consumer_index, t, k_state, v_state,
-                                    tile, ring, 0, num_tiles, buf);
+        consume_tile<T, Tr, kSplit, kDynamic>(p, maps, plan, w, smem, smem_base, bars, last_flag, consumer_index, t,
+                                              k_state, v_state, tile, ring, 0, num_tiles, buf);
         if constexpr (Tr::kQAhead) buf ^= 1;
       });
     }

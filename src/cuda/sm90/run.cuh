@@ -32,29 +32,29 @@ template <typename T, class Tr>
 Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& maps) {
   const SplitPlan plan = make_split_plan(p, env.sm_count, Tr::kBlockM, kConsumerWarpgroups, Tr::kSplitGroupFloats,
                                          kWorkspaceHeaderBytes);
-  // Calls where no request can split run a kernel compiled without the split code (measured 2-4%
-  // faster on short requests on the H200: a shorter prologue and epilogue).
-  static unsigned long long smem_ready[2] = {0, 0};  // devices whose smem limit was raised, per kernel
+  // Three kernels: calls where no request can split run one compiled without the split code
+  // (measured 2-4% faster on short requests on the H200: a shorter prologue and epilogue), on the
+  // scheduler's walk (scheduler.cuh) over keys longer than kPersistentMaxKv where the traits take
+  // it, on the static walk otherwise; split calls walk statically (one item a CTA: the scheduler
+  // measured chunk_long_tp8 409 -> 436 us at page 16, docs/perf-notes.md "sm90 v13"). The walk
+  // gives each item the same arithmetic: the choice moves no result. max_kv_len is the caller's
+  // bound (host integers only: graph-safe).
+  static unsigned long long smem_ready[3] = {0, 0, 0};  // devices whose smem limit was raised, per kernel
   const bool split = plan.shape.target != 0;
-  auto* kernel = split ? attention_kernel<T, Tr, true> : attention_kernel<T, Tr, false>;
-  CTXATTN_RETURN_IF_ERROR(allow_dynamic_smem(kernel, Tr::kSmemBytes, env.device, &smem_ready[split]));
+  const bool dynamic = !split && Tr::kSchedulerWalk && p.max_kv_len > kPersistentMaxKv;
+  auto* kernel = split     ? attention_kernel<T, Tr, true, false>
+                 : dynamic ? attention_kernel<T, Tr, false, Tr::kSchedulerWalk>
+                           : attention_kernel<T, Tr, false, false>;
+  const int which = split ? 2 : dynamic ? 1 : 0;
+  CTXATTN_RETURN_IF_ERROR(allow_dynamic_smem(kernel, Tr::kSmemBytes, env.device, &smem_ready[which]));
   const int64_t num_tiles = static_cast<int64_t>(plan.slots) * p.batch_size;
+  // The scheduler's CTAs are persistent, one an SM (one fits: shared memory), drawing items from
+  // its counter. The static walk runs one CTA a work item, the hardware handing items to SMs as
+  // they free up, except over keys of at most kPersistentMaxKv: there one CTA an SM walks its
+  // items striped, with the next item's Q (and K/V, from the producer) loading under the current
+  // one (short_256 -10%, batch_1k -6% on the H200, docs/perf-notes.md "sm90 v5").
   int64_t ctas = num_tiles;
-  if constexpr (kDynamicScheduler) {
-    // Persistent CTAs, one an SM (one fits: shared memory), drawing work items from the
-    // scheduler's counter (scheduler.cuh), so that a CTA's next item -- metadata, Q, first K/V
-    // tiles -- loads under its current one and the causal items balance over the SMs.
-    if (env.sm_count > 0 && ctas > env.sm_count) ctas = env.sm_count;
-  } else {
-    // One CTA a work item: the hardware hands items to SMs as they free up. The kernel also walks
-    // items striped over a smaller grid (each CTA's pipeline runs on into its next item). One CTA
-    // an SM measured short_256 -10% and batch_1k -6%, but long_8k +3% and d256 +9%
-    // (docs/perf-notes.md, sm90 v5). KV of at most 1024 tokens: one CTA an SM, each walking its
-    // items with the next item's Q (and K/V, from the producer) loading under the current one.
-    // max_kv_len is the caller's bound, so the grid depends on host integers only (graph-safe).
-    constexpr int32_t kPersistentMaxKv = 1024;
-    if (p.max_kv_len <= kPersistentMaxKv && env.sm_count > 0 && ctas > env.sm_count) ctas = env.sm_count;
-  }
+  if ((dynamic || p.max_kv_len <= kPersistentMaxKv) && env.sm_count > 0 && ctas > env.sm_count) ctas = env.sm_count;
   // CTXATTN_SM90_GRID_CTAS=N caps the grid at N CTAs (tests and tuning).
   if (const char* cap = std::getenv("CTXATTN_SM90_GRID_CTAS")) {
     const long n = std::strtol(cap, nullptr, 10);

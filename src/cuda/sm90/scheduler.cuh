@@ -30,13 +30,14 @@
 namespace ctxattn {
 namespace sm90 {
 
-// The scheduler is a build option for now (-DCTXATTN_SM90_SCHEDULER=ON, docs/perf-notes.md "sm90
-// v8"); the default build walks the items statically (kernel.cuh for_each_item).
-#if defined(CTXATTN_SM90_SCHEDULER)
-constexpr bool kDynamicScheduler = true;
-#else
-constexpr bool kDynamicScheduler = false;
-#endif
+// Calls over keys longer than kPersistentMaxKv that do not split run this scheduler where the
+// kernel's traits take it (Traits::kSchedulerWalk; run.cuh chooses). Shorter calls walk their items
+// statically (kernel.cuh for_each_item), striped over one CTA an SM: there every item is a tile or
+// two, and the static stripes measured faster than drawing from the counter (short_256 162 against
+// 167 us on the H200), while longer calls gain from the balance and from the next item's metadata
+// loading under the current one (long_8k 855 -> 834 us, d64 1276 -> 1211; docs/perf-notes.md
+// "sm90 v13").
+constexpr int32_t kPersistentMaxKv = 1024;
 
 // One slot of the ring: the item's decoded Work and its index (num_tiles: no more items).
 struct alignas(16) ScheduledItem {

@@ -76,6 +76,11 @@ struct Traits {
   // Two K/V stages. Three fit for D <= 128 (224 KB at D = 128) but measured slower on the H200
   // (long_8k 567 against 594 TFLOP/s, batch_1k -9%; docs/perf-notes.md, sm90 v3).
   static constexpr int kStages = 2;
+  // Whether calls over keys longer than kPersistentMaxKv (scheduler.cuh) run the scheduler's walk:
+  // every kernel but the one-term e4m3 Q/K/V kernel at D = 128, which measured fp8.long_8k 747 ->
+  // 757 us with it on the H200 (d64 1276 -> 1203, nvfp4.long_8k 1171 -> 1114; docs/perf-notes.md
+  // "sm90 v13").
+  static constexpr bool kSchedulerWalk = !(kQkvFp8 && kHeadDim == 128 && !kTwoTermP);
   // The D = 256 consumer schedule: lazy O rescaling (softmax.cuh) and Q K^T issued before the V
   // tile is waited for: +7% on d256 on the H200 (O is 128 registers a thread there). The same
   // schedule cost 15% at D = 64 (short GEMMs, so the softmax's extra branches show) and measured
@@ -149,16 +154,12 @@ struct Traits {
   // Each consumer warpgroup's row table (load.cuh fill_row_table): 64 row offsets.
   static constexpr int kSmemRows = (kSmemBarriers + kNumBarriers * 8 + 15) / 16 * 16;
   static constexpr int kRowTableBytes = kRowsPerWarpgroup * 8;
-  // The scheduler's item ring (scheduler.cuh): kSchedulerSlots slots of 64 bytes, then (in a
-  // build with the scheduler) a full and an empty mbarrier a slot.
+  // The scheduler's item ring (scheduler.cuh): kSchedulerSlots slots of 64 bytes, then a full and
+  // an empty mbarrier a slot.
   static constexpr int kSmemItems = kSmemRows + kQBuffers * kConsumerWarpgroups * kRowTableBytes;
   static constexpr int kItemSlotBytes = 64;
   static constexpr int kSmemItemBarriers = kSmemItems + kSchedulerSlots * kItemSlotBytes;
-#if defined(CTXATTN_SM90_SCHEDULER)
   static constexpr int kItemBarrierBytes = 2 * kSchedulerSlots * 8;
-#else
-  static constexpr int kItemBarrierBytes = 0;
-#endif
   // +1024: the dynamic shared-memory base is only 16-byte aligned; the kernel rounds it up.
   static constexpr int kSmemBytes = kSmemItemBarriers + kItemBarrierBytes + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "shared memory of one Hopper CTA");
