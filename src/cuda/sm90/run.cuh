@@ -42,6 +42,8 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
   static unsigned long long smem_ready[3] = {0, 0, 0};  // devices whose smem limit was raised, per kernel
   const bool split = plan.shape.target != 0;
   const bool dynamic = !split && Tr::kSchedulerWalk && p.max_kv_len > kPersistentMaxKv;
+  // <..., Tr::kSchedulerWalk>: traits without the scheduler never take that arm, and name the
+  // static kernel there, so their scheduler form is not compiled.
   auto* kernel = split     ? attention_kernel<T, Tr, true, false>
                  : dynamic ? attention_kernel<T, Tr, false, Tr::kSchedulerWalk>
                            : attention_kernel<T, Tr, false, false>;
