@@ -1,5 +1,6 @@
 // The fast CPU path is bitwise deterministic: reruns, and runs on any number of threads (which
-// changes the token blocks and which thread computes what), give the same bytes.
+// changes the token blocks and which thread computes what), give the same bytes. So does the
+// reference, whose row blocks run on the same threads.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -42,6 +43,20 @@ TEST(CpuDeterminism, RerunsAndThreadCounts) {
     setenv("CTXATTN_NUM_THREADS", "5", 1);  // num_threads = 0 reads it
     expect_same_bytes(first, run_cpu(pb, CTXATTN_BACKEND_CPU, 0), "CTXATTN_NUM_THREADS");
     unsetenv("CTXATTN_NUM_THREADS");
+  }
+}
+
+TEST(CpuDeterminism, ReferenceOnAnyNumberOfThreads) {
+  for (ProblemSpec spec : {medium_spec(CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16),
+                           medium_spec(CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_NVFP4)}) {
+    spec.num_qo_heads = 8, spec.num_kv_heads = 2;  // the reference's double loops are slow
+    PagedProblem pb(spec);
+    const Outcome one = run_cpu(pb, CTXATTN_BACKEND_CPU_REFERENCE, 1);
+    ASSERT_EQ(one.status, CTXATTN_STATUS_OK) << one.error;
+    ASSERT_EQ(one.coverage, "");
+    for (int threads : {3, 64}) {
+      expect_same_bytes(one, run_cpu(pb, CTXATTN_BACKEND_CPU_REFERENCE, threads), "reference threads");
+    }
   }
 }
 
