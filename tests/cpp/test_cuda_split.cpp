@@ -140,6 +140,35 @@ TEST(CudaSplit, ShortChunksOverLongKvMatchTheReference) {
   for (const ProblemSpec& s : cases) check_split_case(s, 1);
 }
 
+// Runs request `request` of the problem on `dev` alone (the metadata arrays viewed from its entry,
+// its own maxima) and compares its out and LSE rows bitwise with `batch_out` / `batch_lse`.
+void expect_alone_matches_batch(PagedProblem& pb, DeviceProblem& dev, const ProblemSpec& s, int request,
+                                const std::vector<uint8_t>& batch_out, const std::vector<float>& batch_lse) {
+  SCOPED_TRACE("request " + std::to_string(request));
+  pb.poison_outputs();
+  ASSERT_TRUE(dev.upload(pb));
+  ctxattn_args_t alone = dev.args;
+  alone.batch_size = 1;
+  alone.max_q_len = s.q_lens[request];
+  alone.max_kv_len = s.kv_lens[request];
+  alone.block_tables += static_cast<int64_t>(request) * alone.block_tables_stride;
+  alone.seq_lens = static_cast<const int32_t*>(alone.seq_lens) + request;
+  alone.cum_seq_lens_q += request;
+  if (alone.cum_seq_lens_kv != nullptr) alone.cum_seq_lens_kv += request;
+  ASSERT_EQ(ctxattn_batch_context_with_kv_cache(&alone), CTXATTN_STATUS_OK) << ctxattn_last_error();
+  ASSERT_TRUE(dev.download());
+  const int64_t first = pb.q_begin(request), last = pb.q_begin(request + 1);
+  for (int64_t t = first; t < last; ++t) {
+    for (int32_t h = 0; h < s.num_qo_heads; ++h) {
+      const int64_t o = pb.out_offset(t, h, 0) * 2;
+      ASSERT_EQ(0, std::memcmp(&batch_out[o], &pb.out[o], s.head_dim * 2)) << "out row " << t << " head " << h;
+      const float a = batch_lse[t * pb.args.lse_stride_token + h * pb.args.lse_stride_head];
+      ASSERT_EQ(0, std::memcmp(&a, &pb.lse[t * pb.args.lse_stride_token + h * pb.args.lse_stride_head], 4))
+          << "lse row " << t << " head " << h;
+    }
+  }
+}
+
 // The same request alone and inside a mixed batch (the batch's own max_q_len / max_kv_len differ
 // from the request's): the request's out and LSE rows are bitwise equal. Requests 1 and 2 are
 // split; request 0 is not, and runs alone in the kernel built without the split code (its
@@ -159,33 +188,35 @@ TEST(CudaSplit, RequestOutputIsBitwiseTheSameAloneAndInABatch) {
   ASSERT_TRUE(dev.download());
   const std::vector<uint8_t> batch_out = pb.out;
   const std::vector<float> batch_lse = pb.lse;
+  for (int request : {0, 1, 2}) expect_alone_matches_batch(pb, dev, s, request, batch_out, batch_lse);
+}
 
-  // Each request alone: the metadata arrays viewed from its entry, its own maxima.
-  for (int request : {0, 1, 2}) {
-    SCOPED_TRACE("request " + std::to_string(request));
-    pb.poison_outputs();
-    ASSERT_TRUE(dev.upload(pb));
-    ctxattn_args_t alone = dev.args;
-    alone.batch_size = 1;
-    alone.max_q_len = s.q_lens[request];
-    alone.max_kv_len = s.kv_lens[request];
-    alone.block_tables += static_cast<int64_t>(request) * alone.block_tables_stride;
-    alone.seq_lens = static_cast<const int32_t*>(alone.seq_lens) + request;
-    alone.cum_seq_lens_q += request;
-    if (alone.cum_seq_lens_kv != nullptr) alone.cum_seq_lens_kv += request;
-    ASSERT_EQ(ctxattn_batch_context_with_kv_cache(&alone), CTXATTN_STATUS_OK) << ctxattn_last_error();
-    ASSERT_TRUE(dev.download());
-    const int64_t first = pb.q_begin(request), last = pb.q_begin(request + 1);
-    for (int64_t t = first; t < last; ++t) {
-      for (int32_t h = 0; h < s.num_qo_heads; ++h) {
-        const int64_t o = pb.out_offset(t, h, 0) * 2;
-        ASSERT_EQ(0, std::memcmp(&batch_out[o], &pb.out[o], s.head_dim * 2)) << "out row " << t << " head " << h;
-        const float a = batch_lse[t * pb.args.lse_stride_token + h * pb.args.lse_stride_head];
-        ASSERT_EQ(0, std::memcmp(&a, &pb.lse[t * pb.args.lse_stride_token + h * pb.args.lse_stride_head], 4))
-            << "lse row " << t << " head " << h;
-      }
-    }
-  }
+// A request too long to split (its tiles alone fill more than a wave) beside one that splits, at
+// page size 64: on the Hopper backend the call runs the split kernel on the scheduler's walk
+// (persistent CTAs drawing items, split pieces among them; sm90/run.cuh), where the split request
+// alone runs it on the static walk. Both match the reference, and the split request's rows are
+// bitwise those it gets alone.
+TEST(CudaSplit, SplitPiecesBesideALongRequestMatchTheReferenceAndTheRequestAlone) {
+  CTXATTN_REQUIRE_GPU();
+  ProblemSpec s = split_spec();
+  s.num_qo_heads = 32;
+  s.num_kv_heads = 8;
+  s.page_size = 64;
+  s.with_sinks = true;
+  s.q_lens = {600, 5};
+  s.kv_lens = {9000, 12000};
+  check_split_case(s, 1);
+  PagedProblem pb(s);
+  pb.poison_outputs();
+  DeviceProblem dev(pb);
+  ASSERT_TRUE(dev.ok());
+  ASSERT_EQ(expected_pieces(dev.args, s, 600, 9000), 1) << "request 0 must not split";
+  ASSERT_GT(expected_pieces(dev.args, s, 5, 12000), 1) << "request 1 must be split";
+  ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
+  ASSERT_TRUE(dev.download());
+  const std::vector<uint8_t> batch_out = pb.out;
+  const std::vector<float> batch_lse = pb.lse;
+  expect_alone_matches_batch(pb, dev, s, 1, batch_out, batch_lse);
 }
 
 TEST(CudaSplit, RerunsAreBitwiseEqual) {

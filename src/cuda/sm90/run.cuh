@@ -32,24 +32,30 @@ template <typename T, class Tr>
 Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& maps) {
   const SplitPlan plan = make_split_plan(p, env.sm_count, Tr::kBlockM, kConsumerWarpgroups, Tr::kSplitGroupFloats,
                                          kWorkspaceHeaderBytes);
-  // Three kernels: calls where no request can split run one compiled without the split code
+  // Four kernels: calls where no request can split run one compiled without the split code
   // (measured 2-4% faster on short requests on the H200: a shorter prologue and epilogue), on the
   // scheduler's walk (scheduler.cuh) over keys longer than kPersistentMaxKv where the traits take
-  // it, on the static walk otherwise; split calls walk statically (one item a CTA: the scheduler
-  // measured chunk_long_tp8 409 -> 436 us at page 16, docs/perf-notes.md "sm90 v13"). The walk
-  // gives each item the same arithmetic: the choice moves no result. max_kv_len is the caller's
-  // bound (host integers only: graph-safe).
-  static unsigned long long smem_ready[3] = {0, 0, 0};  // devices whose smem limit was raised, per kernel
+  // it, on the static walk otherwise. Calls where a request may split (8192 keys or more with few
+  // KV heads: long_8k, d64 and d256 are such calls) run the kernel with the split code: on the
+  // scheduler's walk when one request of max_q_len rows alone fills more than a wave, so that its
+  // items cannot split, and pages hold 64 keys or more; statically otherwise, one item a CTA. On
+  // the H200 (docs/perf-notes.md "sm90 v15") the scheduler took long_8k 856 -> 835 us and d64 1284
+  // -> 1211 at page 64, but d64 1312 -> 1352 at page 16 and chunk_long_tp8_batch (split items)
+  // 1044 -> 1125. The walk gives each item the same arithmetic: the choice moves no result.
+  // max_q_len and max_kv_len are the caller's bounds; every input of the choice is a host integer
+  // (graph-safe).
+  static unsigned long long smem_ready[4] = {0, 0, 0, 0};  // devices whose smem limit was raised, per kernel
   const bool split = plan.shape.target != 0;
-  const bool dynamic = !split && Tr::kSchedulerWalk && p.max_kv_len > kPersistentMaxKv;
-  // <..., Tr::kSchedulerWalk>: traits without the scheduler never take that arm, and name the
-  // static kernel there, so their scheduler form is not compiled.
-  auto* kernel = split     ? attention_kernel<T, Tr, true, false>
+  const bool unsplit_walk = !split || (plan.slots > plan.shape.target && p.page_size >= 64);
+  const bool dynamic = Tr::kSchedulerWalk && p.max_kv_len > kPersistentMaxKv && unsplit_walk;
+  const int64_t num_tiles = static_cast<int64_t>(plan.slots) * p.batch_size;
+  // <..., Tr::kSchedulerWalk>: traits without the scheduler never take the dynamic arms, and name
+  // the static kernels there, so their scheduler forms are not compiled.
+  auto* kernel = split ? (dynamic ? attention_kernel<T, Tr, true, Tr::kSchedulerWalk> : attention_kernel<T, Tr, true, false>)
                  : dynamic ? attention_kernel<T, Tr, false, Tr::kSchedulerWalk>
                            : attention_kernel<T, Tr, false, false>;
-  const int which = split ? 2 : dynamic ? 1 : 0;
+  const int which = (split ? 2 : 0) + (dynamic ? 1 : 0);
   CTXATTN_RETURN_IF_ERROR(allow_dynamic_smem(kernel, Tr::kSmemBytes, env.device, &smem_ready[which]));
-  const int64_t num_tiles = static_cast<int64_t>(plan.slots) * p.batch_size;
   // The scheduler's CTAs are persistent, one an SM (one fits: shared memory), drawing items from
   // its counter. The static walk runs one CTA a work item, the hardware handing items to SMs as
   // they free up, except over keys of at most kPersistentMaxKv: there one CTA an SM walks its
