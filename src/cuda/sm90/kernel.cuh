@@ -13,7 +13,8 @@
 // the 128-row M tile. Key tiles run from the last (the diagonal, masked) to the first, in a ring
 // of two K and two V stages. Inside a consumer the softmax of tile n overlaps the tensor cores:
 // S(n) = Q K(n)^T and O += P(n+1) V(n+1) are issued together, and the softmax of S(n) runs while
-// the P V product drains; O is rescaled once that product has landed.
+// the P V product drains; O is rescaled once that product has landed (in the split kernel at
+// D = 128 on the static walk: inside the next turn, between its Q K^T and P V issues).
 #pragma once
 
 #include <cuda.h>
@@ -244,6 +245,14 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
                                              int tile, const ItemRing<Tr>& ring, int next_item, int num_tiles,
                                              int buf) {
   using Mma = WarpgroupMma<T, Tr>;
+  // Where O is rescaled by the last tile's correction: inside the turn, between the Q K^T and P V
+  // issues, where the tensor cores are busy with S (kRescaleInTurn), or after the P V wait, before
+  // the next turn. Inside the turn only in the 16-bit split kernel at D = 128 on the static walk:
+  // chunk_long_tp8 419 -> 404 us at page 64 on the H200 (413 -> 417 at page 16),
+  // chunk_long_tp8_batch 1060 -> 1027; every other kernel measured slower with it (d64 +6.5%,
+  // long_8k on the scheduler +0.8%, batch_1k +1.8%; docs/perf-notes.md "sm90 v15").
+  constexpr bool kRescaleInTurn =
+      kSplit && !kDynamic && Tr::kHeadDim == 128 && !Tr::kKvFp8 && !Tr::kQkvFp8 && !Tr::kLazySchedule;
   constexpr int kSRegs = Mma::kSRegs;
   constexpr int kORegs = Mma::kORegs;
   constexpr int kPRegs = Mma::kPRegs;
@@ -334,12 +343,25 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
     softmax.update(s, row_scale, correction);
     Mma::to_operand(s, prob);
 
+    auto rescale_o = [&] {
+#pragma unroll
+      for (int j = 0; j < kORegs / 4; ++j) {
+        o[4 * j] *= correction[0];
+        o[4 * j + 1] *= correction[0];
+        o[4 * j + 2] *= correction[1];
+        o[4 * j + 3] *= correction[1];
+      }
+    };
     for (int n = n_max - 1; n >= n_min; --n) {
       wait_barrier(bars.full_k(k_state.stage), k_state.phase);
       if constexpr (!Tr::kLazySchedule || kPingPong) wait_barrier(bars.full_v(v_state.stage), v_state.phase);
       my_turn();
       Mma::qk(s, q_tile, k_tile(k_state.stage));
       if constexpr (Tr::kLazySchedule && !kPingPong) wait_barrier(bars.full_v(v_state.stage), v_state.phase);
+      if constexpr (kRescaleInTurn) {
+        fence_operands(o);  // after the Q K^T issue
+        rescale_o();
+      }
       Mma::pv(o, prob, v_tile(v_state.stage));
       next_turn();
       cute::warpgroup_wait<1>();  // S(n) has landed; P(n+1) V(n+1) may still run
@@ -351,19 +373,14 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
       release(bars.empty_v(v_state.stage));
       v_state.advance(Tr::kStages);
       // With lazy rescaling (softmax.cuh) most tiles leave both rows' maxima, and O, as they were.
-      if (!Tr::kLazySchedule || correction[0] != 1.0f || correction[1] != 1.0f) {
-#pragma unroll
-        for (int j = 0; j < kORegs / 4; ++j) {
-          o[4 * j] *= correction[0];
-          o[4 * j + 1] *= correction[0];
-          o[4 * j + 2] *= correction[1];
-          o[4 * j + 3] *= correction[1];
-        }
+      if constexpr (!kRescaleInTurn) {
+        if (!Tr::kLazySchedule || correction[0] != 1.0f || correction[1] != 1.0f) rescale_o();
       }
       Mma::to_operand(s, prob);
     }
     // The last P V.
     wait_barrier(bars.full_v(v_state.stage), v_state.phase);
+    if constexpr (kRescaleInTurn) rescale_o();
     my_turn();
     Mma::pv(o, prob, v_tile(v_state.stage));
     next_turn();
