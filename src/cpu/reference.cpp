@@ -76,22 +76,19 @@ Status cpu_reference_run(const Params& p) {
   if (items.empty()) return Status::Ok();
   const int threads =
       static_cast<int>(std::min<size_t>(static_cast<size_t>(cpu::resolve_num_threads(p.num_threads)), items.size()));
-  std::atomic<size_t> next{0};
   std::atomic<bool> alloc_failed{false};
-  cpu::ThreadPool::instance().run(threads, [&](int) {
+  cpu::run_items(threads, items.size(), [&](size_t n) {
+    if (alloc_failed) return;
     try {
       std::vector<float> q(p.head_dim), o(p.head_dim);
       std::vector<double> scores, acc;
-      for (size_t n = next++; n < items.size(); n = next++) {
-        const Item& it = items[n];
-        const cpu::Request r = cpu::request(p, it.b);
-        for (int64_t i = it.i0; i < it.i1; ++i) {
-          for (int32_t h = 0; h < p.num_qo_heads; ++h) reference_row(p, it.b, r, i, h, q, scores, acc, o);
-        }
+      const Item& it = items[n];
+      const cpu::Request r = cpu::request(p, it.b);
+      for (int64_t i = it.i0; i < it.i1; ++i) {
+        for (int32_t h = 0; h < p.num_qo_heads; ++h) reference_row(p, it.b, r, i, h, q, scores, acc, o);
       }
     } catch (...) {
-      alloc_failed = true;
-      next = items.size();  // the other threads stop at their next item
+      alloc_failed = true;  // the other threads skip their remaining items
     }
   });
   if (alloc_failed) return Status::Error(CTXATTN_STATUS_INTERNAL_ERROR, "out of host memory for the CPU reference");

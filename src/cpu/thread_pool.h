@@ -3,7 +3,9 @@
 // done. Concurrent calls from different user threads take turns.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -37,6 +39,16 @@ class ThreadPool {
   uint64_t generation_ = 0; // bumped for every job so workers see each one once
   bool stop_ = false;
 };
+
+// Runs f(n) for every n in [0, count) on `threads` threads of the pool, each drawing the next
+// index from a shared counter (uneven items balance themselves), and waits for all of them.
+template <class F>
+void run_items(int threads, size_t count, F&& f) {
+  std::atomic<size_t> next{0};
+  ThreadPool::instance().run(threads, [&](int) {
+    for (size_t n = next++; n < count; n = next++) f(n);
+  });
+}
 
 // Threads for a call: num_threads when > 0, else CTXATTN_NUM_THREADS when set to a positive
 // integer, else the hardware concurrency.

@@ -228,10 +228,7 @@ Status cpu_run(const Params& p) {
   if (alloc_failed) return Status::Error(CTXATTN_STATUS_INTERNAL_ERROR, "out of host memory for CPU scratch buffers");
 
   const Job job{p, kernels, mode, dp, cpu::bmm1_scale(p) * kLog2e, cpu::bmm2_scale(p)};
-  std::atomic<size_t> next{0};
-  cpu::ThreadPool::instance().run(threads, [&](int) {
-    for (size_t n = next++; n < items.size(); n = next++) run_item(job, items[n], t_scratch);
-  });
+  cpu::run_items(threads, items.size(), [&](size_t n) { run_item(job, items[n], t_scratch); });
   return Status::Ok();
 }
 

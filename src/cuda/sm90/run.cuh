@@ -51,9 +51,10 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
   const int64_t num_tiles = static_cast<int64_t>(plan.slots) * p.batch_size;
   // <..., Tr::kSchedulerWalk>: traits without the scheduler never take the dynamic arms, and name
   // the static kernels there, so their scheduler forms are not compiled.
-  auto* kernel = split ? (dynamic ? attention_kernel<T, Tr, true, Tr::kSchedulerWalk> : attention_kernel<T, Tr, true, false>)
-                 : dynamic ? attention_kernel<T, Tr, false, Tr::kSchedulerWalk>
-                           : attention_kernel<T, Tr, false, false>;
+  auto* kernel = split && dynamic ? attention_kernel<T, Tr, true, Tr::kSchedulerWalk>
+                 : split          ? attention_kernel<T, Tr, true, false>
+                 : dynamic        ? attention_kernel<T, Tr, false, Tr::kSchedulerWalk>
+                                  : attention_kernel<T, Tr, false, false>;
   const int which = (split ? 2 : 0) + (dynamic ? 1 : 0);
   CTXATTN_RETURN_IF_ERROR(allow_dynamic_smem(kernel, Tr::kSmemBytes, env.device, &smem_ready[which]));
   // The scheduler's CTAs are persistent, one an SM (one fits: shared memory), drawing items from
