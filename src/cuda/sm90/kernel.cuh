@@ -202,6 +202,20 @@ __device__ __forceinline__ void walk_items(const ItemRing<Tr>& ring, int num_til
   }
 }
 
+// The P V wait (wgmma.wait_group 0) made to depend on `after`, a value the softmax has just
+// computed, so that ptxas keeps it where the source puts it instead of hoisting it to the Q K^T
+// wait. Both arms wait, so the branch changes no result; the vote keeps it warp-uniform (a
+// predicated wait makes ptxas serialise every WGMMA of the kernel), and the arm no real value
+// takes (one NaN payload) naps.
+__device__ __forceinline__ void wait_pv_after(float after) {
+  if (__any_sync(0xffffffffu, __float_as_uint(after) == 0x7fc00123u)) {
+    cute::warpgroup_wait<0>();
+    __nanosleep(1);
+  } else {
+    cute::warpgroup_wait<0>();
+  }
+}
+
 // Byte offset of consumer warpgroup c's Q region in buffer `buf`, and its row table.
 template <class Tr>
 __device__ __forceinline__ int q_region(int buf, int c) {
@@ -253,6 +267,12 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
   // long_8k on the scheduler +0.8%, batch_1k +1.8%; docs/perf-notes.md "sm90 v15").
   constexpr bool kRescaleInTurn =
       kSplit && !kDynamic && Tr::kHeadDim == 128 && !Tr::kKvFp8 && !Tr::kQkvFp8 && !Tr::kLazySchedule;
+  // Where the P V wait goes: ptxas puts it right after the Q K^T wait, so the whole softmax runs
+  // after P V has finished. The nvfp4-output kernel, whose two-term P V takes twice as long, waits
+  // after the row maxima instead, which then run under it: nvfp4.long_8k 1126 -> 1113 us at page
+  // 64 and 1180 -> 1155 at page 16 on the H200. Elsewhere that place measured -1% to +5% (d64
+  // +4.6%), and after the whole softmax 7-14% slower everywhere (docs/perf-notes.md "sm90 v16").
+  constexpr bool kWaitAfterMaxima = Tr::kTwoTermP;
   constexpr int kSRegs = Mma::kSRegs;
   constexpr int kORegs = Mma::kORegs;
   constexpr int kPRegs = Mma::kPRegs;
@@ -368,8 +388,15 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
       release(bars.empty_k(k_state.stage));
       k_state.advance(Tr::kStages);
       if (band.needs_mask<Tr::kBlockN>(n)) apply_mask<Tr::kBlockN>(s, band, n, lane, tokens);
-      softmax.update(s, row_scale, correction);
-      cute::warpgroup_wait<0>();
+      if constexpr (kWaitAfterMaxima) {
+        float base[2];
+        softmax.prepare(s, row_scale, correction, base);
+        wait_pv_after(base[0] + base[1]);
+        softmax.exponentiate(s, row_scale, base, correction);
+      } else {
+        softmax.update(s, row_scale, correction);
+        cute::warpgroup_wait<0>();
+      }
       release(bars.empty_v(v_state.stage));
       v_state.advance(Tr::kStages);
       // With lazy rescaling (softmax.cuh) most tiles leave both rows' maxima, and O, as they were.

@@ -43,50 +43,75 @@ struct RowSoftmax {
 
   // Folds a tile of raw scores (masked entries -inf) in: s becomes the probabilities, and
   // correction[h] is the factor the accumulated O of row half h must be multiplied by. row_scale:
-  // each row's scale (one value unless Q was stored scaled by row, load.cuh).
+  // each row's scale (one value unless Q was stored scaled by row, load.cuh). In two steps, which
+  // the kernel may separate: the maxima (prepare: the new reference `base` of each row and the
+  // correction), then the probabilities and their sums (exponentiate).
   __device__ __forceinline__ void update(float (&s)[kRegs], const float (&row_scale)[2], float (&correction)[2]) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const float scale = row_scale[h];
-      float m0 = s[2 * h], m1 = s[2 * h + 1];
-#pragma unroll
-      for (int j = 1; j < kBlocks; ++j) {
-        m0 = fmaxf(m0, s[4 * j + 2 * h]);
-        m1 = fmaxf(m1, s[4 * j + 2 * h + 1]);
-      }
-      const float tile_max = quad_max(fmaxf(m0, m1)) * scale;
-      // With every key masked so far the maximum is -inf; subtracting 0 instead keeps
-      // exp2(-inf - m) = 0 rather than NaN.
       float base;
-      if constexpr (kLazy) {
-        correction[h] = 1.0f;
-        // A row with nothing seen yet (-inf + 8 = -inf) grows as soon as a tile allows it a key.
-        if (tile_max > row_max[h] + kRescaleLog2) {
-          correction[h] = fast_exp2(row_max[h] - tile_max);
-          row_max[h] = tile_max;
-        }
-        base = row_max[h] == -CUDART_INF_F ? 0.0f : row_max[h];
-      } else {
-        const float new_max = fmaxf(row_max[h], tile_max);
-        base = new_max == -CUDART_INF_F ? 0.0f : new_max;
-        correction[h] = fast_exp2(row_max[h] - base);
-        row_max[h] = new_max;
-      }
-      float sum0 = 0.0f, sum1 = 0.0f;
-      const float offset = kPLog2 == 0 ? -base : static_cast<float>(kPLog2) - base;
-#pragma unroll
-      for (int j = 0; j < kBlocks; ++j) {
-        float& a = s[4 * j + 2 * h];
-        float& b = s[4 * j + 2 * h + 1];
-        a = fast_exp2(fmaf(a, scale, offset));
-        b = fast_exp2(fmaf(b, scale, offset));
-        sum0 += a;
-        sum1 += b;
-      }
-      // Scaling by a power of two is exact: the sum is the one of the unscaled p.
-      const float sum = kPLog2 == 0 ? sum0 + sum1 : (sum0 + sum1) * (1.0f / static_cast<float>(1 << kPLog2));
-      row_sum[h] = row_sum[h] * correction[h] + sum;
+      prepare_half(h, s, row_scale[h], correction[h], base);
+      exponentiate_half(h, s, row_scale[h], base, correction[h]);
     }
+  }
+
+  __device__ __forceinline__ void prepare(const float (&s)[kRegs], const float (&row_scale)[2], float (&correction)[2],
+                                          float (&base)[2]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) prepare_half(h, s, row_scale[h], correction[h], base[h]);
+  }
+
+  __device__ __forceinline__ void exponentiate(float (&s)[kRegs], const float (&row_scale)[2], const float (&base)[2],
+                                               const float (&correction)[2]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) exponentiate_half(h, s, row_scale[h], base[h], correction[h]);
+  }
+
+  // Row half h of prepare and exponentiate (update runs them half by half, the order its kernels
+  // were tuned with).
+  __device__ __forceinline__ void prepare_half(int h, const float (&s)[kRegs], float scale, float& correction,
+                                               float& base) {
+    float m0 = s[2 * h], m1 = s[2 * h + 1];
+#pragma unroll
+    for (int j = 1; j < kBlocks; ++j) {
+      m0 = fmaxf(m0, s[4 * j + 2 * h]);
+      m1 = fmaxf(m1, s[4 * j + 2 * h + 1]);
+    }
+    const float tile_max = quad_max(fmaxf(m0, m1)) * scale;
+    // With every key masked so far the maximum is -inf; subtracting 0 instead keeps
+    // exp2(-inf - m) = 0 rather than NaN.
+    if constexpr (kLazy) {
+      correction = 1.0f;
+      // A row with nothing seen yet (-inf + 8 = -inf) grows as soon as a tile allows it a key.
+      if (tile_max > row_max[h] + kRescaleLog2) {
+        correction = fast_exp2(row_max[h] - tile_max);
+        row_max[h] = tile_max;
+      }
+      base = row_max[h] == -CUDART_INF_F ? 0.0f : row_max[h];
+    } else {
+      const float new_max = fmaxf(row_max[h], tile_max);
+      base = new_max == -CUDART_INF_F ? 0.0f : new_max;
+      correction = fast_exp2(row_max[h] - base);
+      row_max[h] = new_max;
+    }
+  }
+
+  __device__ __forceinline__ void exponentiate_half(int h, float (&s)[kRegs], float scale, float base,
+                                                    float correction) {
+    float sum0 = 0.0f, sum1 = 0.0f;
+    const float offset = kPLog2 == 0 ? -base : static_cast<float>(kPLog2) - base;
+#pragma unroll
+    for (int j = 0; j < kBlocks; ++j) {
+      float& a = s[4 * j + 2 * h];
+      float& b = s[4 * j + 2 * h + 1];
+      a = fast_exp2(fmaf(a, scale, offset));
+      b = fast_exp2(fmaf(b, scale, offset));
+      sum0 += a;
+      sum1 += b;
+    }
+    // Scaling by a power of two is exact: the sum is the one of the unscaled p.
+    const float sum = kPLog2 == 0 ? sum0 + sum1 : (sum0 + sum1) * (1.0f / static_cast<float>(1 << kPLog2));
+    row_sum[h] = row_sum[h] * correction + sum;
   }
 
   // After the last tile: the row's denominator (sink included) and LSE in base 2. An empty row
