@@ -39,18 +39,40 @@
 namespace ctxattn {
 namespace sm90 {
 
-// The producer warp over one work tile: K then V of each key tile, a tile's page ids read one
-// tile ahead. `state` (K / V stages), `raw` (raw stages) and `tail_phase` carry across the CTA's
-// work tiles.
+// Whether the producer issues V a tile behind K (produce_tile). The consumers read K(n) together
+// with V(n + 1) (consume_tile), so V(n + 1) is needed a tile after K(n + 1), and a producer that
+// issues V(n) right after K(n) holds K(n - 1) back until V(n)'s stage is free, which the later
+// consumer warpgroup frees only at the end of its tile n + 2: K then has under a tile to arrive.
+// With V(n + 1) issued after K(n), K's loads wait for K's stages alone. The first tile's V still
+// follows its K, so items of one or two tiles load as before. On the H200 (docs/perf-notes.md
+// "sm90 v18"), 16-bit D <= 128: chunk_long_tp8 at page 16 416 -> 404 us (page 64 flat), long_8k
+// at page 16 860 -> 855 (page 64 +0.6%), d64 at page 64 -1 to -2% (page 16 +1 to +3%),
+// short_256 +1%; the nvfp4-output e4m3 kernel (two-term P): nvfp4.long_8k 1120 -> 1098. Not for
+// 16-bit D = 256 (64-key tiles, V waited for after the Q K^T issue: d256 +1%), the one-term e4m3
+// Q/K/V kernels (fp8.long_8k 747 -> 777, fp8.d64 +1-3%, fp8.batch_1k +1-2%: the transposing
+// warps then wait for a raw V that comes a tile later), nor over an e4m3 cache, whose wideners
+// take K and V of one tile in turn.
+template <class Tr>
+constexpr bool kVBehindK = (Tr::kQkvFp8 && Tr::kTwoTermP) || (!Tr::kQkvFp8 && !Tr::kKvFp8 && Tr::kHeadDim <= 128);
+
+// The producer warp over one work tile: K and V of each key tile (V a tile behind K where
+// kVBehindK), a tile's page ids read one tile ahead. `state` (K / V stages), `raw` (raw stages)
+// and `tail_phase` carry across the CTA's work tiles.
 template <typename T, class Tr>
 __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, const KeyBand& band, char* smem,
                                              const BarriersOf<Tr>& bars, const KvProducer<Tr>& kv, PipeState& state,
                                              PipeState& raw, uint32_t& tail_phase, int lane) {
+  constexpr bool kBehind = kVBehindK<Tr>;
   int n_min, n;
   w.key_tiles<Tr::kBlockN>(band, &n_min, &n);
   if (n < n_min) return;
+  const int n_top = n;
   int32_t page = kv.page_of(p, w, n);
-  for (; n >= n_min; --n) {
+  // kBehind: K(n + 1)'s stage and page ids, where V(n + 1) goes after K(n). One more step after
+  // the last K issues the last V.
+  PipeState behind = state;
+  int32_t behind_page = page;
+  for (; n >= n_min - (kBehind ? 1 : 0); --n) {
     const int32_t next_page = n > n_min ? kv.page_of(p, w, n - 1) : 0;
     if constexpr (Tr::kKvFp8) {
       // Into the next raw K and V stages, once the wideners have read what they held.
@@ -61,25 +83,36 @@ __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, con
       kv.load_v(p, w, smem + Tr::kSmemRawV + r * Tr::kRawTileBytes, bars.raw_full_v(r), bars.v_tail(), tail_phase, n,
                 page, lane);
       raw.advance(Tr::kRawStages);
-    } else if constexpr (Tr::kQkvFp8) {
-      // K straight into its stage (read as loaded); V into the next raw stage, which the
-      // transposing warps turn into V^T.
-      wait_barrier(bars.empty_k(state.stage), state.phase ^ 1u);
-      kv.load_k(p, w, smem + Tr::kSmemK + state.stage * Tr::kKvTileBytes, bars.full_k(state.stage), n, page, lane);
-      state.advance(Tr::kStages);
-      const int r = raw.stage;
-      wait_barrier(bars.raw_empty_v(r), raw.phase ^ 1u);
-      kv.load_v(p, w, smem + Tr::kSmemRawV + r * Tr::kRawTileBytes, bars.raw_full_v(r), bars.v_tail(), tail_phase, n,
-                page, lane);
-      raw.advance(Tr::kRawStages);
     } else {
-      // A fresh barrier completes its phase "before 0", so the first wait on parity 1 passes.
-      wait_barrier(bars.empty_k(state.stage), state.phase ^ 1u);
-      kv.load_k(p, w, smem + Tr::kSmemK + state.stage * Tr::kKvTileBytes, bars.full_k(state.stage), n, page, lane);
-      wait_barrier(bars.empty_v(state.stage), state.phase ^ 1u);
-      kv.load_v(p, w, smem + Tr::kSmemV + state.stage * Tr::kKvTileBytes, bars.full_v(state.stage), bars.v_tail(),
-                tail_phase, n, page, lane);
-      state.advance(Tr::kStages);
+      // K straight into its stage (e4m3 Q/K/V: read as loaded). A fresh barrier completes its
+      // phase "before 0", so the first wait on parity 1 passes.
+      const PipeState k_at = state;
+      if (n >= n_min) {
+        wait_barrier(bars.empty_k(state.stage), state.phase ^ 1u);
+        kv.load_k(p, w, smem + Tr::kSmemK + state.stage * Tr::kKvTileBytes, bars.full_k(state.stage), n, page, lane);
+        state.advance(Tr::kStages);
+      }
+      // V of this tile (kBehind: only for the first), else of the tile before it (none after the
+      // first, which took its own).
+      const bool own = !kBehind || n == n_top;
+      if (own || n < n_top - 1) {
+        const int v_tile = own ? n : n + 1;
+        const int32_t v_page = own ? page : behind_page;
+        if constexpr (Tr::kQkvFp8) {  // into the next raw stage, which the transposing warps turn into V^T
+          const int r = raw.stage;
+          wait_barrier(bars.raw_empty_v(r), raw.phase ^ 1u);
+          kv.load_v(p, w, smem + Tr::kSmemRawV + r * Tr::kRawTileBytes, bars.raw_full_v(r), bars.v_tail(), tail_phase,
+                    v_tile, v_page, lane);
+          raw.advance(Tr::kRawStages);
+        } else {  // where K of the same tile went
+          const PipeState v_at = own ? k_at : behind;
+          wait_barrier(bars.empty_v(v_at.stage), v_at.phase ^ 1u);
+          kv.load_v(p, w, smem + Tr::kSmemV + v_at.stage * Tr::kKvTileBytes, bars.full_v(v_at.stage), bars.v_tail(),
+                    tail_phase, v_tile, v_page, lane);
+        }
+      }
+      behind = k_at;
+      behind_page = page;
     }
     page = next_page;
   }
