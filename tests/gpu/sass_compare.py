@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Compares the SASS of the kernels two builds hold, offline (no GPU): for each kernel of the first
+file, whether its whole function is the same instruction for instruction (addresses and immediates
+aside) in the second, and how much of its main loop -- the stretch from its first to its last
+warpgroup MMA (HGMMA / QGMMA), registers renamed away -- the second keeps (difflib ratio).
+
+ptxas schedules a Hopper kernel's main loop from the whole function: a change outside the loop
+(the work decode, what the epilogue keeps live) can move the loop by a few percent either way
+(docs/perf-notes.md "sm90 v18"). Comparing here says which kernels a change touched before any
+device time is spent, and which kernels of a merged source are those a device run tested.
+
+    tests/gpu/sass_compare.py A.o|A.so B.o|B.so [--filter SUBSTRING] [--cuobjdump PATH]
+
+cuobjdump: the CUDA toolkit's, or `pip install nvidia-cuda-cuobjdump` (found on PATH or under the
+nvidia/cu*/bin folder of the Python packages).
+"""
+import argparse
+import difflib
+import glob
+import os
+import re
+import shutil
+import site
+import subprocess
+import sys
+
+FUNCTION = re.compile(r"Function : (\S+)")
+INSTRUCTION = re.compile(r"\s*/\*([0-9a-f]{4,})\*/\s+(.*?);")
+MMA = re.compile(r"\b[HQ]GMMA\b")
+
+
+def find_cuobjdump(explicit):
+    if explicit:
+        return explicit
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    roots = site.getsitepackages() + [site.getusersitepackages()]
+    for root in roots:
+        for path in glob.glob(os.path.join(root, "nvidia", "cu*", "bin", "cuobjdump")):
+            return path
+    sys.exit("cuobjdump not found: install the CUDA toolkit's or `pip install nvidia-cuda-cuobjdump`")
+
+
+KERNEL = re.compile(r"attention_kernelI\d*(\w+?)NS0_6TraitsILi(\d+)ELb(\d)ELb(\d)ELb(\d)EEELb(\d)ELb(\d)E")
+
+
+def label(name):
+    """sm90 attention kernels as elem D=.. [kv8] [qkv8] [2term] split=. dynamic=.; others as named."""
+    m = KERNEL.search(name)
+    if not m:
+        return name[-60:]
+    elem, dim, kv8, qkv8, two, split, dynamic = m.groups()
+    flags = "".join(f" {f}" for f, on in (("kv8", kv8), ("qkv8", qkv8), ("2term", two)) if on == "1")
+    return f"{elem} D={dim}{flags} split={split} dynamic={dynamic}"
+
+
+def kernels(cuobjdump, path):
+    """{mangled name: [instruction text, immediates and addresses as X]}"""
+    text = subprocess.run([cuobjdump, "-sass", path], check=True, capture_output=True, text=True).stdout
+    out, current = {}, None
+    for line in text.splitlines():
+        m = FUNCTION.search(line)
+        if m:
+            current = m.group(1)
+            out[current] = []
+            continue
+        m = INSTRUCTION.match(line)
+        if m and current is not None:
+            out[current].append(re.sub(r"0x[0-9a-f]+", "X", m.group(2).strip()))
+    return out
+
+
+def main_loop(instructions):
+    """The first to the last warpgroup MMA, registers and predicates renamed away."""
+    at = [i for i, s in enumerate(instructions) if MMA.search(s)]
+    if not at:
+        return []
+    loop = instructions[at[0]:at[-1] + 1]
+    return [re.sub(r"\bU?P\d\b", "P", re.sub(r"\bU?R\d+\b", "R", s)) for s in loop]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("a")
+    ap.add_argument("b")
+    ap.add_argument("--filter", default="", help="only kernels whose mangled name contains this")
+    ap.add_argument("--cuobjdump", default="")
+    args = ap.parse_args()
+    tool = find_cuobjdump(args.cuobjdump)
+    a, b = kernels(tool, args.a), kernels(tool, args.b)
+    print(f"{'kernel':50} {'instr A':>8} {'instr B':>8}  whole      loop")
+    for name, ins in a.items():
+        if args.filter not in name:
+            continue
+        other = b.get(name)
+        if other is None:
+            print(f"{label(name):50} {len(ins):8} {'-':>8}  missing in B")
+            continue
+        whole = "same" if ins == other else "differs"
+        la, lb = main_loop(ins), main_loop(other)
+        loop = "-" if not la else "same" if la == lb else f"{difflib.SequenceMatcher(None, la, lb, autojunk=False).ratio():.4f}"
+        print(f"{label(name):50} {len(ins):8} {len(other):8}  {whole:9}  {loop}")
+
+
+if __name__ == "__main__":
+    main()
