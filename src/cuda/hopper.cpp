@@ -102,12 +102,12 @@ PoolUnits pool_units(const Params& p, int64_t stride_page, int64_t stride_head) 
 //   e4m3 Q/K/V (qkv_fp8): 4-D, boxes of 128-byte chunks x one page piece, 128-byte swizzle, as
 //     WGMMA reads K (64-byte rows and swizzle at D = 64).
 Status make_pool_map(const Params& p, bool qkv_fp8, const void* base, int64_t stride_page, int64_t stride_head,
-                     int64_t stride_token, int block_n, CUtensorMap* map, int32_t* page_units) {
+                     int64_t stride_token, int box_rows, CUtensorMap* map, int32_t* page_units) {
   EncodeTiled encode = nullptr;
   CTXATTN_RETURN_IF_ERROR(encode_fn(&encode));
   const bool fp8 = p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && !qkv_fp8;
   const int64_t elem = fp8 || qkv_fp8 ? 1 : 2;
-  const cuuint32_t rows = static_cast<cuuint32_t>(p.page_size < block_n ? p.page_size : block_n);
+  const cuuint32_t rows = static_cast<cuuint32_t>(p.page_size < box_rows ? p.page_size : box_rows);
   const CUtensorMapDataType type = fp8 || qkv_fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                                    : p.kv_dtype == CTXATTN_DTYPE_BFLOAT16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
@@ -190,22 +190,24 @@ Status make_out_map(const Params& p, CUtensorMap* map, int32_t* described) {
   return Status::Ok();
 }
 
-// Keys a tile (the TMA box rows follow it): the traits' kBlockN of the call's kernel.
-int block_n_for(const Params& p, bool qkv_fp8) {
-  static_assert(sm90::Traits<64, false, true>::kBlockN == sm90::Traits<64>::kBlockN &&
-                    sm90::Traits<128, false, true>::kBlockN == sm90::Traits<128>::kBlockN &&
-                    sm90::Traits<64, false, true, true>::kBlockN == sm90::Traits<64>::kBlockN &&
-                    sm90::Traits<128, false, true, true>::kBlockN == sm90::Traits<128>::kBlockN,
-                "one tile height a head dim below 256");
+// Rows of a TMA box at most (a box holds min(page size, this) rows): the traits' kBoxRows of the
+// call's kernel (its kBlockN, but for the long form of the e4m3 D = 128 kernel: kLongBoxRows).
+int box_rows_for(const Params& p, bool qkv_fp8) {
+  static_assert(sm90::Traits<64, false, true>::kBoxRows == sm90::Traits<64>::kBoxRows &&
+                    sm90::Traits<128, false, true, false, sm90::kTakeShort>::kBoxRows == sm90::Traits<128>::kBoxRows &&
+                    sm90::Traits<64, false, true, true>::kBoxRows == sm90::Traits<64>::kBoxRows &&
+                    sm90::Traits<128, false, true, true>::kBoxRows == sm90::Traits<128>::kBoxRows,
+                "one box height a head dim below 256 (but the long form's)");
   switch (p.head_dim) {
-    case 64: return sm90::Traits<64>::kBlockN;
-    case 128: return sm90::Traits<128>::kBlockN;
+    case 64: return sm90::Traits<64>::kBoxRows;
+    case 128: return sm90::Traits<128>::kBoxRows;
     default:
-      if (!qkv_fp8) return sm90::Traits<256>::kBlockN;
-      return p.out_dtype == CTXATTN_DTYPE_NVFP4 ? sm90::Traits<256, false, true, true>::kBlockN
-                                                : sm90::Traits<256, false, true>::kBlockN;
+      if (!qkv_fp8) return sm90::Traits<256>::kBoxRows;
+      return p.out_dtype == CTXATTN_DTYPE_NVFP4 ? sm90::Traits<256, false, true, true>::kBoxRows
+                                                : sm90::Traits<256, false, true>::kBoxRows;
   }
 }
+constexpr int kLongBoxRows = sm90::Traits<128, false, true, false, sm90::kTakeLong>::kBoxRows;
 
 template <sm90::Elem kElem, bool kKvFp8>
 Status run_elem(const Params& p, const sm90::LaunchEnv& env, const sm90::TmaMaps& maps) {
@@ -329,17 +331,27 @@ Status cuda_sm90_run(const Params& p) {
   if (p.batch_size == 0 || p.max_q_len == 0 || p.num_tokens == 0) return Status::Ok();
   sm90::TmaMaps maps{};
   const bool qkv_fp8 = fp8_mma(p);  // reads the environment once a call
-  const int block_n = block_n_for(p, qkv_fp8);
-  CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.k, p.k_stride_page, p.k_stride_head, p.k_stride_token, block_n,
+  const int box_rows = box_rows_for(p, qkv_fp8);
+  CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.k, p.k_stride_page, p.k_stride_head, p.k_stride_token, box_rows,
                                         &maps.k, &maps.k_page_units));
-  CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.v, p.v_stride_page, p.v_stride_head, p.v_stride_token, block_n,
+  CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.v, p.v_stride_page, p.v_stride_head, p.v_stride_token, box_rows,
                                         &maps.v, &maps.v_page_units));
   CTXATTN_RETURN_IF_ERROR(make_out_map(p, &maps.out, &maps.out_tma));
+  // The long form of the e4m3 D = 128 kernel (sm90/run.cuh run_attention): boxes of at most 64
+  // rows, which differ from the short form's only for pages of more than 64 tokens.
+  sm90::TmaMaps long_maps = maps;
+  if (qkv_fp8 && p.head_dim == 128 && p.out_dtype != CTXATTN_DTYPE_NVFP4 && p.max_kv_len >= sm90::kLongTileMinKv &&
+      p.page_size > kLongBoxRows) {
+    CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.k, p.k_stride_page, p.k_stride_head, p.k_stride_token,
+                                          kLongBoxRows, &long_maps.k, &long_maps.k_page_units));
+    CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.v, p.v_stride_page, p.v_stride_head, p.v_stride_token,
+                                          kLongBoxRows, &long_maps.v, &long_maps.v_page_units));
+  }
   DeviceGuard guard;
   CTXATTN_RETURN_IF_ERROR(guard.set(p.device_index));
   int sms = 0;
   CTXATTN_RETURN_IF_ERROR(cuda_sm_count(p.device_index, &sms));
-  const sm90::LaunchEnv env{static_cast<cudaStream_t>(p.stream), p.device_index, p.enable_pdl, sms};
+  const sm90::LaunchEnv env{static_cast<cudaStream_t>(p.stream), p.device_index, p.enable_pdl, sms, &long_maps};
   if (qkv_fp8) return run_qkv_fp8(p, env, maps);
   const bool bf16 = p.q_dtype == CTXATTN_DTYPE_BFLOAT16;  // other e4m3 queries: the fp16 kernel
   if (p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) {

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -332,6 +333,100 @@ TEST(CudaSm90, PersistentGridMatchesTheReference) {
     }
   }
   unsetenv("CTXATTN_SM90_GRID_CTAS");
+}
+
+// The one-term e4m3 Q/K/V kernel at D = 128 runs as two forms (sm90/traits.cuh kTake): requests
+// of fewer than 4096 keys on 128-key tiles, the others on 192-key tiles with TMA boxes of at most
+// 64 rows. Calls that mix both, on every page size (boxes of 8 to 64 rows; pages of 128 and 256
+// tokens read through the long form's own maps), with requests on both sides of the threshold
+// and of a 192-key tile (4095 / 4096, 4224 = 22 tiles, 4225 one key past), a request of one row,
+// sinks, a window, e4m3 output, a non-causal call, and a call whose long requests split.
+TEST(CudaSm90, E4m3TileFormsByRequestLengthOverEveryPageSize) {
+  if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
+  setenv("CTXATTN_SM90_FP8_MMA", "1", 1);
+  for (int page_size : {8, 16, 32, 64, 128, 256}) {
+    ProblemSpec spec = base_spec();
+    spec.q_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+    spec.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+    spec.page_size = page_size;
+    spec.q_lens = {191, 1, 64, 65, 300, 100};
+    spec.kv_lens = {4287, 4096, 4224, 4225, 300, 4095};
+    spec.with_sinks = page_size == 16;
+    if (page_size == 64) spec.window_left = 300;
+    if (page_size == 32) spec.out_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+    if (page_size == 128) spec.causal = false;
+    SCOPED_TRACE("page size " + std::to_string(page_size));
+    expect_sm90_serves_and_matches(spec);
+  }
+  ProblemSpec split = base_spec();
+  split.q_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+  split.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+  split.page_size = 64;
+  split.q_lens = {16, 3, 40};
+  split.kv_lens = {9000, 8300, 1000};  // 8192+ keys: the long requests split (split_policy.h)
+  SCOPED_TRACE("split call");
+  expect_sm90_serves_and_matches(split);
+  unsetenv("CTXATTN_SM90_FP8_MMA");
+}
+
+// A request's outputs do not depend on the batch around it: each request of a mixed call (one
+// short, one long, one long enough to split), run alone as a batch of one (the metadata pointers
+// moved to it, max_q_len and max_kv_len its own, so that it takes one form, a different grid and
+// walk), writes the same bits as in the batch.
+TEST(CudaSm90, E4m3RequestBitsDoNotDependOnItsBatch) {
+  if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
+  setenv("CTXATTN_SM90_FP8_MMA", "1", 1);
+  ProblemSpec spec = base_spec();
+  spec.q_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+  spec.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+  spec.page_size = 64;
+  spec.q_lens = {300, 700, 2};
+  spec.kv_lens = {300, 5000, 9000};
+  expect_sm90_serves_and_matches(spec);
+  PagedProblem pb(spec);
+  DeviceProblem dev(pb);
+  ASSERT_TRUE(dev.ok());
+  dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
+  ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
+  ASSERT_TRUE(dev.download());
+  auto bits = [](float x) {
+    uint32_t u;
+    std::memcpy(&u, &x, sizeof(u));
+    return u;
+  };
+  const ctxattn_args_t whole = dev.args;
+  for (int32_t b = 0; b < pb.batch_size(); ++b) {
+    SCOPED_TRACE("request " + std::to_string(b));
+    std::vector<uint32_t> want;
+    for (int64_t t = pb.q_begin(b); t < pb.q_begin(b + 1); ++t) {
+      for (int32_t h = 0; h < spec.num_qo_heads; ++h) {
+        for (int32_t d = 0; d < spec.head_dim; ++d) want.push_back(bits(pb.out_value(t, h, d)));
+        want.push_back(bits(pb.lse_value(t, h)));
+      }
+    }
+    pb.poison_outputs();
+    ASSERT_TRUE(dev.upload(pb));
+    dev.args = whole;
+    dev.args.batch_size = 1;
+    dev.args.max_q_len = spec.q_lens[b];
+    dev.args.max_kv_len = spec.kv_lens[b];
+    dev.args.block_tables = whole.block_tables + b * whole.block_tables_stride;
+    dev.args.seq_lens = static_cast<const int32_t*>(whole.seq_lens) + b;
+    dev.args.cum_seq_lens_q = whole.cum_seq_lens_q + b;
+    dev.args.cum_seq_lens_kv = whole.cum_seq_lens_kv + b;
+    ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
+    ASSERT_TRUE(dev.download());
+    size_t i = 0, differ = 0;
+    for (int64_t t = pb.q_begin(b); t < pb.q_begin(b + 1); ++t) {
+      for (int32_t h = 0; h < spec.num_qo_heads; ++h) {
+        for (int32_t d = 0; d < spec.head_dim; ++d) differ += bits(pb.out_value(t, h, d)) != want[i++];
+        differ += bits(pb.lse_value(t, h)) != want[i++];
+      }
+    }
+    EXPECT_EQ(i, want.size());
+    EXPECT_EQ(differ, 0u) << "of " << want.size() << " values";
+  }
+  unsetenv("CTXATTN_SM90_FP8_MMA");
 }
 
 // The scheduler's counters (workspace header, sm90/scheduler.cuh) are zero again after every

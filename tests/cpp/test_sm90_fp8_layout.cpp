@@ -26,7 +26,7 @@ TEST(Sm90Fp8Layout, KeyOrderIsAPermutationOfEachGroupOf32) {
 }
 
 TEST(Sm90Fp8Layout, TheAOperandHoldsThePOfTheKeyVtStoresThere) {
-  for (int block_n : {64, 128}) {
+  for (int block_n : {64, 128, 192}) {
     for (int kk = 0; kk < block_n / 32; ++kk) {
       for (int q = 0; q < 4; ++q) {
         for (int r = 0; r < 4; ++r) {
@@ -47,7 +47,7 @@ TEST(Sm90Fp8Layout, TheAOperandHoldsThePOfTheKeyVtStoresThere) {
 }
 
 TEST(Sm90Fp8Layout, EverySRegisterFeedsTheAOperandOnce) {
-  for (int block_n : {64, 128}) {
+  for (int block_n : {64, 128, 192}) {
     std::vector<int> uses(block_n / 2, 0);
     for (int kk = 0; kk < block_n / 32; ++kk) {
       for (int r = 0; r < 4; ++r) {
@@ -58,20 +58,50 @@ TEST(Sm90Fp8Layout, EverySRegisterFeedsTheAOperandOnce) {
   }
 }
 
+// 192-key tiles (the long form at D = 128) are two parts: keys 0-127 in 128-byte rows, then keys
+// 128-191 in 64-byte rows; every byte still lands inside its own row of its part.
 TEST(Sm90Fp8Layout, VtSwizzlePlacesEveryByteOfATileOnce) {
-  for (int block_n : {64, 128}) {
+  for (int block_n : {64, 128, 192}) {
     for (int head_dim : {128, 256}) {
       std::vector<int> hits(static_cast<size_t>(block_n) * head_dim, 0);
       for (int d = 0; d < head_dim; ++d) {
         for (int pos = 0; pos < block_n; ++pos) {
-          const int off = fp8::vt_offset(d, pos, block_n);
-          ASSERT_GE(off, d * block_n);  // inside its own row
-          ASSERT_LT(off, (d + 1) * block_n);
+          const int row_bytes = block_n == 192 ? (pos < 128 ? 128 : 64) : block_n;
+          const int part = block_n == 192 && pos >= 128 ? head_dim * 128 : 0;
+          const int off = fp8::vt_offset(d, pos, block_n, head_dim);
+          ASSERT_GE(off, part + d * row_bytes);  // inside its own row
+          ASSERT_LT(off, part + (d + 1) * row_bytes);
           EXPECT_EQ(off % 4, pos % 4);  // 4-byte words stay whole (the transposer stores words)
           ++hits[off];
         }
       }
       for (size_t k = 0; k < hits.size(); ++k) ASSERT_EQ(hits[k], 1) << "byte " << k;
+    }
+  }
+}
+
+// The transposer's stmatrix addresses (vt_store_offset, the terms load.cuh VTransposer adds up)
+// put byte 4 q + b of each lane's word at vt_offset of its V^T row and key position, for every
+// group of every tile height, including the second part of 192-key tiles.
+TEST(Sm90Fp8Layout, TransposerAddressesFollowTheVtLayout) {
+  for (int block_n : {64, 128, 192}) {
+    for (int head_dim : {128, 256}) {
+      for (int g = 0; g < block_n / 32; ++g) {
+        for (int unit = 0; unit < head_dim / 16; ++unit) {
+          for (int lane = 0; lane < 32; ++lane) {
+            for (int q = 0; q < 4; ++q) {
+              for (int b = 0; b < 4; ++b) {
+                const int d = 16 * unit + fp8::stsm_d(lane);
+                const int pos = 32 * g + fp8::stsm_pos(lane) + 4 * q + b;
+                ASSERT_EQ(fp8::vt_store_offset(g, unit, lane, block_n, head_dim) + 4 * q + b,
+                          fp8::vt_offset(d, pos, block_n, head_dim))
+                    << "block_n " << block_n << " D " << head_dim << " g " << g << " unit " << unit << " lane "
+                    << lane << " q " << q << " b " << b;
+              }
+            }
+          }
+        }
+      }
     }
   }
 }

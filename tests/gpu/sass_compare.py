@@ -42,16 +42,22 @@ def find_cuobjdump(explicit):
     sys.exit("cuobjdump not found: install the CUDA toolkit's or `pip install nvidia-cuda-cuobjdump`")
 
 
-KERNEL = re.compile(r"attention_kernelI\d*(\w+?)NS0_6TraitsILi(\d+)ELb(\d)ELb(\d)ELb(\d)EEELb(\d)ELb(\d)E")
+KERNEL = re.compile(
+    r"attention_kernelI\d*(\w+?)NS0_6TraitsILi(\d+)ELb(\d)ELb(\d)ELb(\d)E(?:Li(\d)E)?EELb(\d)ELb(\d)E")
 
 
 def label(name):
-    """sm90 attention kernels as elem D=.. [kv8] [qkv8] [2term] split=. dynamic=.; others as named."""
+    """sm90 attention kernels as elem D=.. [kv8] [qkv8] [2term] [192] split=. dynamic=.; others as
+    named. The short form of a two-form kernel (Traits kTake 1) is labelled as the kernel that takes
+    every request, so that it pairs with a build without the two forms; the long form (kTake 2,
+    192-key tiles) gets " 192"."""
     m = KERNEL.search(name)
     if not m:
         return name[-60:]
-    elem, dim, kv8, qkv8, two, split, dynamic = m.groups()
+    elem, dim, kv8, qkv8, two, take, split, dynamic = m.groups()
     flags = "".join(f" {f}" for f, on in (("kv8", kv8), ("qkv8", qkv8), ("2term", two)) if on == "1")
+    if take == "2":
+        flags += " 192"
     return f"{elem} D={dim}{flags} split={split} dynamic={dynamic}"
 
 
@@ -89,11 +95,14 @@ def main():
     args = ap.parse_args()
     tool = find_cuobjdump(args.cuobjdump)
     a, b = kernels(tool, args.a), kernels(tool, args.b)
+    # Kernels pair by label: the mangled names of two builds differ where a template gained a
+    # defaulted parameter.
+    b_by_label = {label(name): ins for name, ins in b.items()}
     print(f"{'kernel':50} {'instr A':>8} {'instr B':>8}  whole      loop")
     for name, ins in a.items():
         if args.filter not in name:
             continue
-        other = b.get(name)
+        other = b_by_label.get(label(name))
         if other is None:
             print(f"{label(name):50} {len(ins):8} {'-':>8}  missing in B")
             continue

@@ -39,12 +39,19 @@ CTXATTN_HD int key_at(int pos) {
 CTXATTN_HD constexpr int a_source(int kk, int r, int b) {
   return 16 * kk + 8 * (r / 2) + 4 * (b >> 1) + 2 * (r % 2) + (b & 1);
 }
-// Byte offset of position pos of V^T row d in a tile of rows of block_n bytes: 128-byte rows with
-// the 128-byte swizzle (16-byte unit ^ d % 8), 64-byte rows with the 64-byte swizzle (address bits
-// 4-5 ^ bits 7-8: unit ^ (d / 2) % 4). WGMMA reads them through a descriptor of that swizzle.
-CTXATTN_HD int vt_offset(int d, int pos, int block_n) {
-  const int swizzle = block_n == 128 ? d % 8 : (d / 2) % 4;
-  return d * block_n + (((pos / 16) ^ swizzle) * 16) + pos % 16;
+// Byte offset of position pos of V^T row d in a part of rows of row_bytes bytes: 128-byte rows
+// with the 128-byte swizzle (16-byte unit ^ d % 8), 64-byte rows with the 64-byte swizzle (address
+// bits 4-5 ^ bits 7-8: unit ^ (d / 2) % 4). WGMMA reads them through a descriptor of that swizzle.
+CTXATTN_HD int vt_row_offset(int d, int pos, int row_bytes) {
+  const int swizzle = row_bytes == 128 ? d % 8 : (d / 2) % 4;
+  return d * row_bytes + (((pos / 16) ^ swizzle) * 16) + pos % 16;
+}
+// The same in a V^T tile of block_n keys and head_dim rows: one part of block_n-byte rows for 64
+// and 128 keys; for 192, a part of 128-byte rows (keys 0-127, four 32-key groups) and, after it
+// at head_dim * 128, one of 64-byte rows (keys 128-191): a swizzle row holds 64 or 128 bytes.
+CTXATTN_HD int vt_offset(int d, int pos, int block_n, int head_dim) {
+  if (block_n != 192) return vt_row_offset(d, pos, block_n);
+  return pos < 128 ? vt_row_offset(d, pos, 128) : head_dim * 128 + vt_row_offset(d, pos - 128, 64);
 }
 
 // ---- the V transpose by ldmatrix.trans and stmatrix (load.cuh VTransposer) ----
@@ -60,6 +67,21 @@ CTXATTN_HD int vt_offset(int d, int pos, int block_n) {
 CTXATTN_HD int ldsm_key(int lane) { return lane; }
 CTXATTN_HD int stsm_d(int lane) { return 2 * (lane % 8) + (lane / 8) % 2; }
 CTXATTN_HD int stsm_pos(int lane) { return 16 * (lane / 16); }
+
+// Where 32-key group g of a V^T tile of block_n keys lies (vt_offset): the row bytes of its part,
+// the part's byte offset in the tile, and the group's rank inside its part.
+CTXATTN_HD constexpr int vt_group_row_bytes(int g, int block_n) { return block_n == 64 || g >= 4 ? 64 : 128; }
+CTXATTN_HD constexpr int vt_group_part(int g, int head_dim) { return g >= 4 ? head_dim * 128 : 0; }
+CTXATTN_HD constexpr int vt_group_rank(int g) { return g % 4; }
+// The byte offset of lane `lane`'s stmatrix row address for group g and column unit `unit`: V^T
+// row 16 unit + stsm_d(lane) of the group's part, the 16-byte position unit 2 rank + stsm_pos / 16,
+// swizzled by the row (the transposer writes bytes 4 q .. 4 q + 3 of it from thread q's word).
+CTXATTN_HD int vt_store_offset(int g, int unit, int lane, int block_n, int head_dim) {
+  const int row_bytes = vt_group_row_bytes(g, block_n);
+  const int d = 16 * unit + stsm_d(lane);
+  const int swizzle = row_bytes == 128 ? d % 8 : (d / 2) % 4;
+  return vt_group_part(g, head_dim) + d * row_bytes + (((2 * vt_group_rank(g) + stsm_pos(lane) / 16) ^ swizzle) << 4);
+}
 
 // __byte_perm(x, y, s): byte k of the result is byte (s >> 4k) & 7 of the eight bytes y:x (x the
 // low four); the host form follows the same rule.

@@ -51,7 +51,7 @@ namespace sm90 {
 template <class Tr, bool kSplit, class F>
 __device__ __forceinline__ void for_each_item(const Params& p, const SplitPlan& plan, int num_tiles, F&& f) {
   for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
-    const Work w = Work::make<Tr::kBlockM, kSplit>(p, plan, tile);
+    const Work w = Work::make<Tr::kBlockM, kSplit, Tr::kTake>(p, plan, tile);
     if (!w.empty()) f(w, tile);
   }
 }
@@ -62,11 +62,11 @@ struct FoundWork {
   Work w;
   int tile;
 };
-template <int kBlockM, bool kSplit>
+template <int kBlockM, bool kSplit, int kTake>
 __device__ __forceinline__ FoundWork find_work(const Params& p, const SplitPlan& plan, int tile, int num_tiles) {
   FoundWork f;
   for (; tile < num_tiles; tile += static_cast<int>(gridDim.x)) {
-    f.w = Work::make<kBlockM, kSplit>(p, plan, tile);
+    f.w = Work::make<kBlockM, kSplit, kTake>(p, plan, tile);
     if (!f.w.empty()) break;
   }
   f.tile = tile < num_tiles ? tile : num_tiles;
@@ -189,7 +189,8 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
       const ScheduledItem& next = ring.read(next_item);
       if (next.tile < num_tiles) issue_item_q<Tr>(p, next.w, smem, smem_base, buf ^ 1, consumer_index, t);
     } else if constexpr (Tr::kQAhead) {
-      const FoundWork f = find_work<Tr::kBlockM, kSplit>(p, plan, tile + static_cast<int>(gridDim.x), num_tiles);
+      const FoundWork f =
+          find_work<Tr::kBlockM, kSplit, Tr::kTake>(p, plan, tile + static_cast<int>(gridDim.x), num_tiles);
       if (f.tile < num_tiles) issue_item_q<Tr>(p, f.w, smem, smem_base, buf ^ 1, consumer_index, t);
     }
   };
@@ -384,7 +385,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       PipeState state, raw;
       uint32_t tail_phase = 0;
       if constexpr (kDynamic) {
-        using Source = ItemSource<Tr::kBlockM, kSplit>;
+        using Source = ItemSource<Tr::kBlockM, kSplit, Tr::kTake>;
         // Item j + 1 is decoded and published once item j's loads are issued, from a ticket taken
         // an item earlier: under the consumers' last tiles and epilogue of item j, when the producer
         // has nothing to issue (decoding it inside the load loop, under an earlier tile, measured
@@ -453,7 +454,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     } else {
       if constexpr (Tr::kQAhead) {
-        const FoundWork f = find_work<Tr::kBlockM, kSplit>(p, plan, static_cast<int>(blockIdx.x), num_tiles);
+        const FoundWork f = find_work<Tr::kBlockM, kSplit, Tr::kTake>(p, plan, static_cast<int>(blockIdx.x), num_tiles);
         if (f.tile < num_tiles) issue_item_q<Tr>(p, f.w, smem, smem_base, 0, consumer_index, t);
       }
       for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int tile) {

@@ -16,20 +16,23 @@ namespace sm90 {
 // The query's element type (kE4m3: e4m3 Q, K and V on FP8 WGMMA).
 enum class Elem { kFloat16, kBFloat16, kE4m3 };
 
+struct TmaMaps;
+
 struct LaunchEnv {
   cudaStream_t stream;
   int device;
   bool pdl;
-  int sm_count;  // the split-KV target (cuda/common/split_policy.h)
+  int sm_count;             // the split-KV target (cuda/common/split_policy.h)
+  const TmaMaps* long_maps;  // the maps of a two-form kernel's long form (run.cuh run_attention)
 };
 
 // The K and V pools as the kernel's TMA loads see them (hopper.cpp make_pool_map).
 //   16-bit KV (Traits::kKvGroupMajor): 5-D maps (d % 64, slot % 8, d / 64, slot / 8, unit) whose
 //   last coordinate is the (page, KV head) unit page * page_units + head, boxes of 64 x 8 x D / 64
-//   x min(page_size, kBlockN) / 8 x 1, 128-byte swizzle: one box brings a page piece, all its
+//   x min(page_size, kBoxRows) / 8 x 1, 128-byte swizzle: one box brings a page piece, all its
 //   column chunks.
 //   e4m3 KV under a 16-bit query: 4-D maps (d, slot, KV head, page), boxes of D bytes x
-//   min(page_size, kBlockN) x 1 x 1 without swizzle; e4m3 Q/K/V: boxes of 128 (64 at D = 64)
+//   min(page_size, kBoxRows) x 1 x 1 without swizzle; e4m3 Q/K/V: boxes of 128 (64 at D = 64)
 //   bytes, 128-byte (64-byte) swizzle. page_units is unused there.
 // out (out_tma != 0): fp16 / bf16 output as (d, head, token), boxes of 64 columns x G heads x
 // 64 / G tokens (G dividing 64), 128-byte swizzle: the 64 packed rows of a consumer warpgroup,

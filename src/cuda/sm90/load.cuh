@@ -64,16 +64,14 @@ struct KvProducer {
   // The kernel parameter (launch.h): read in place, so that its fields cost the producer, which
   // runs on few registers, none.
   const TmaMaps& maps;
-  int rows_per_box;  // min(page_size, kBlockN)
+  int rows_per_box;  // min(page_size, kBoxRows): kBlockN, or 64 on 192-key tiles
   int log2_rows;
   int boxes_per_tile;
   int piece;         // this lane's page piece and column chunk
   int chunk;
 
   __device__ KvProducer(const Params& p, const TmaMaps& maps, int lane) : maps(maps) {
-    constexpr int kLog2BlockN = Tr::kBlockN == 128 ? 7 : 6;
-    static_assert((1 << kLog2BlockN) == Tr::kBlockN, "kBlockN is 64 or 128");
-    log2_rows = p.log2_page_size < kLog2BlockN ? p.log2_page_size : kLog2BlockN;
+    log2_rows = p.log2_page_size < Tr::kLog2BoxRows ? p.log2_page_size : Tr::kLog2BoxRows;
     rows_per_box = 1 << log2_rows;
     boxes_per_tile = Tr::kBlockN >> log2_rows;
     piece = lane / kBoxChunks;
@@ -290,7 +288,8 @@ struct KvWidener {
 // e4m3 Q/K/V (Tr::kQkvFp8): the producer warpgroup's warps 1-3 transpose each raw V tile (kBlockN
 // keys x D bytes, in the chunked 128-byte swizzle TMA wrote) into V^T, D rows of kBlockN key
 // bytes, 128-byte swizzle for 128 keys and 64-byte swizzle for 64 (the nvfp4-output kernel at
-// D = 256): the K-major B operand of the FP8 P V.
+// D = 256); 192 keys (the long form at D = 128) are two parts, keys 0-127 in 128-byte rows and
+// keys 128-191 in 64-byte rows after them (fp8::vt_offset): the K-major B operand of the FP8 P V.
 //
 // The keys of each group of 32 are stored in fp8::key_at's order, the order in which a thread
 // holds P in its S accumulator, so the FP8 A operand of P V is the accumulator converted in place
@@ -303,39 +302,47 @@ struct KvWidener {
 // P = 0); that tile takes the slower path of a step at a time with the masks.
 template <class Tr>
 struct VTransposer {
-  static_assert(Tr::kQkvFp8 && (Tr::kBlockN == 128 || Tr::kBlockN == 64), "V^T rows: one swizzle row of keys");
+  static_assert(Tr::kQkvFp8 && (Tr::kBlockN == 192 || Tr::kBlockN == 128 || Tr::kBlockN == 64),
+                "V^T rows: one or two swizzle rows of keys");
   static constexpr int kGroups = Tr::kBlockN / 32;
   static constexpr int kUnits = Tr::kHeadDim / 16;
-  // Groups whose reads are in flight together: all of a unit's, or two where the producer
-  // warpgroup runs on 24 registers.
-  static constexpr int kBatch = Tr::kProducerRegs >= 40 ? kGroups : 2;
+  // Groups whose reads are in flight together: all of a unit's (half of the six of a 192-key
+  // tile), or two where the producer warpgroup runs on 24 registers.
+  static constexpr int kBatch = Tr::kProducerRegs >= 40 ? (kGroups > 4 ? kGroups / 2 : kGroups) : 2;
+  static_assert(kGroups % kBatch == 0, "whole batches of groups");
 
   // Warp w of the kWidenerWarps moves column units w, w + kWidenerWarps, ...: per unit, the
-  // kGroups steps' ldmatrix reads are issued together (their addresses differ by constants), then
-  // their stmatrix writes. What depends on the lane (row addresses, swizzles) is computed once a
-  // tile, what depends on the unit once a unit.
+  // kGroups steps' ldmatrix reads are issued in batches (their addresses differ by constants),
+  // then their stmatrix writes. What depends on the lane (row addresses, swizzles) is computed
+  // once a tile, what depends on the unit once a unit.
   __device__ static void transpose(const char* raw, char* vt, int valid_rows, int u) {
     const int lane = u % 32;
     const int q = lane % 4;
     // The lane's row addresses. Raw: key 32 g + lane of the 128-byte swizzled chunk unit / 8,
     // unit unit % 8 (swizzled by key % 8 = lane % 8); at D = 64 of the one chunk of 64-byte rows,
-    // unit `unit` (swizzled by (key / 2) % 4 = (lane / 2) % 4). V^T: row 16 unit + stsm_d(lane),
-    // position unit 2 g + lane / 16 (swizzled by the row: 128-byte rows by d % 8, 64-byte rows by
-    // (d / 2) % 4, both fixed by the lane as 16 unit leaves them).
+    // unit `unit` (swizzled by (key / 2) % 4 = (lane / 2) % 4). V^T: row 16 unit + stsm_d(lane) of
+    // group g's part, position unit 2 group_in_part(g) + lane / 16 (swizzled by the row: 128-byte
+    // rows by d % 8, 64-byte rows by (d / 2) % 4, both fixed by the lane as 16 unit leaves them).
     constexpr int kRaw = Tr::kRowBytes;
     const uint32_t raw_lane = static_cast<uint32_t>(__cvta_generic_to_shared(raw)) + lane * kRaw;
     const int raw_swizzle = kRaw == 128 ? lane % 8 : (lane / 2) % 4;
     const int sd = fp8::stsm_d(lane);
-    const int vt_swizzle = Tr::kBlockN == 128 ? sd % 8 : (sd / 2) % 4;
-    const uint32_t vt_lane = static_cast<uint32_t>(__cvta_generic_to_shared(vt)) + sd * Tr::kBlockN;
+    const uint32_t vt_base = static_cast<uint32_t>(__cvta_generic_to_shared(vt));
     const int pos_unit = fp8::stsm_pos(lane) / 16;
-    // The lane's raw row at column unit `unit`, its V^T row of that unit, and group g's position
-    // unit in that row.
+    // The lane's raw row at column unit `unit`, its V^T row of that unit in group g's part, and
+    // group g's position unit in that row: together fp8::vt_store_offset, split so that the
+    // lane's terms are computed once a tile and the unit's once a unit.
     auto unit_src = [&](int unit) {
       return raw_lane + (unit / 8) * (Tr::kBlockN * kRaw) + (((unit % 8) ^ raw_swizzle) << 4);
     };
-    auto unit_dst = [&](int unit) { return vt_lane + 16 * unit * Tr::kBlockN; };
-    auto group_at = [&](int g) { return static_cast<uint32_t>(((2 * g + pos_unit) ^ vt_swizzle) << 4); };
+    auto unit_dst = [&](int unit, int g) {
+      const int row_bytes = fp8::vt_group_row_bytes(g, Tr::kBlockN);
+      return vt_base + fp8::vt_group_part(g, Tr::kHeadDim) + sd * row_bytes + 16 * unit * row_bytes;
+    };
+    auto group_at = [&](int g) {
+      const int swizzle = fp8::vt_group_row_bytes(g, Tr::kBlockN) == 128 ? sd % 8 : (sd / 2) % 4;
+      return static_cast<uint32_t>(((2 * fp8::vt_group_rank(g) + pos_unit) ^ swizzle) << 4);
+    };
     if (valid_rows < Tr::kBlockN) {
       // The tile that crosses kv_len (one a work item): step by step, zeroing the keys past it.
 #pragma unroll 1
@@ -349,7 +356,7 @@ struct VTransposer {
           const uint32_t keep = (k0 < valid_rows ? 0x0000ffffu : 0u) | (k0 + 1 < valid_rows ? 0xffff0000u : 0u);
           r[m] &= keep;
         }
-        stsm4(unit_dst(unit) + group_at(g), r);
+        stsm4(unit_dst(unit, g) + group_at(g), r);
       }
       return;
     }
@@ -359,14 +366,13 @@ struct VTransposer {
 #pragma unroll 1
     for (int unit = u / 32; unit < kUnits; unit += kWidenerWarps) {
       const uint32_t src = unit_src(unit);
-      const uint32_t dst = unit_dst(unit);
 #pragma unroll
       for (int g0 = 0; g0 < kGroups; g0 += kBatch) {
         uint32_t r[kBatch][4];
 #pragma unroll
         for (int g = 0; g < kBatch; ++g) ldsm_t4(src + (g0 + g) * 32 * kRaw, r[g]);
 #pragma unroll
-        for (int g = 0; g < kBatch; ++g) stsm4(dst + group_offset[g0 + g], r[g]);
+        for (int g = 0; g < kBatch; ++g) stsm4(unit_dst(unit, g0 + g) + group_offset[g0 + g], r[g]);
       }
     }
   }

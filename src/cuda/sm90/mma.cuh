@@ -81,6 +81,10 @@ struct SsOp<__nv_fp8_e4m3, 128> {
   using type = gmma::MMA_64x128x32_F32E4M3E4M3_SS_TN<>;
 };
 template <>
+struct SsOp<__nv_fp8_e4m3, 192> {
+  using type = gmma::MMA_64x192x32_F32E4M3E4M3_SS_TN<>;
+};
+template <>
 struct RsOp<__nv_fp8_e4m3, 64> {
   using type = gmma::MMA_64x64x32_F32E4M3E4M3_RS_TN<>;
 };
@@ -193,7 +197,8 @@ struct WarpgroupMma {
 // stays at FP8 rate. Every other output kind uses hi alone (within the SPEC's fp8 tolerances).
 template <class Tr>
 struct WarpgroupMma<__nv_fp8_e4m3, Tr> {
-  static_assert(Tr::kQkvFp8 && (Tr::kBlockN == 128 || Tr::kBlockN == 64), "V^T rows: one 128- or 64-byte swizzle row");
+  static_assert(Tr::kQkvFp8 && (Tr::kBlockN == 192 || Tr::kBlockN == 128 || Tr::kBlockN == 64),
+                "V^T rows: 128- or 64-byte swizzle rows (load.cuh VTransposer)");
   static_assert(!Tr::kLazySchedule, "256 p must stay within e4m3's range: p <= 1");
   static constexpr int kSRegs = Tr::kBlockN / 2;   // 64 x kBlockN fp32 over 128 threads
   static constexpr int kORegs = Tr::kHeadDim / 2;  // 64 x D fp32 over 128 threads
@@ -218,7 +223,8 @@ struct WarpgroupMma<__nv_fp8_e4m3, Tr> {
     }
   }
 
-  // vt: V^T, D rows of kBlockN key bytes (one 128- or 64-byte swizzle row each). Tr::kTwoTermP:
+  // vt: V^T, D rows of kBlockN key bytes (one 128- or 64-byte swizzle row each; 192 keys in two
+  // parts, fp8::vt_offset). Tr::kTwoTermP:
   // P in two terms (hi, then lo, each times V^T into O), for nvfp4 output, whose code contract
   // (RMS < 0.3) one e4m3 term misses (0.28-0.33 in tools/fp8_p_error.py); the other outputs keep
   // their tolerances with the hi term alone and pay half the P V tensor work.
@@ -248,8 +254,12 @@ struct WarpgroupMma<__nv_fp8_e4m3, Tr> {
     fence_operands(o);
     fence_operands(p);
   }
+  // k step kk (32 keys) of V^T: inside the 128-byte rows, or the 64-byte rows (at 192 keys,
+  // steps 4 and 5, in the second part).
   __device__ static uint64_t vt_desc(uint32_t vt, int kk) {
-    return Tr::kBlockN == 128 ? sw128_desc(vt + kk * 32, 16, kGroupBytes) : sw64_desc(vt + kk * 32);
+    if (Tr::kBlockN == 64) return sw64_desc(vt + kk * 32);
+    if (Tr::kBlockN == 192 && kk >= 4) return sw64_desc(vt + Tr::kHeadDim * 128 + (kk - 4) * 32);
+    return sw128_desc(vt + kk * 32, 16, kGroupBytes);
   }
 
   // Two of 256 p as an e4m3 pair (low byte first) and, in *rest, what the pair leaves (fp16).

@@ -28,10 +28,18 @@ struct ElemType<Elem::kE4m3> {
   using type = __nv_fp8_e4m3;
 };
 
+// stripes: the short form of a two-form kernel (traits.cuh kTake) in a call that also runs the
+// long form. Its requests have fewer than kLongTileMinKv keys, which no request splits with, so
+// it plans as if the call's keys stopped there (no split) and walks its items statically, one
+// CTA an SM taking them striped: the long requests' items, empty here, cost a CTA a few
+// metadata reads each, and no CTA waits for a long request.
 template <typename T, class Tr>
-Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& maps) {
-  const SplitPlan plan = make_split_plan(p, env.sm_count, Tr::kBlockM, kConsumerWarpgroups, Tr::kSplitGroupFloats,
-                                         kWorkspaceHeaderBytes);
+Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& maps, bool stripes = false) {
+  static_assert(kLongTileMinKv <= kSplitMinKeys, "the short form's requests never split");
+  Params planned = p;
+  if (stripes && planned.max_kv_len >= kLongTileMinKv) planned.max_kv_len = kLongTileMinKv - 1;
+  const SplitPlan plan = make_split_plan(planned, env.sm_count, Tr::kBlockM, kConsumerWarpgroups,
+                                         Tr::kSplitGroupFloats, kWorkspaceHeaderBytes);
   // Four kernels: calls where no request can split run one compiled without the split code
   // (measured 2-4% faster on short requests on the H200: a shorter prologue and epilogue), on the
   // scheduler's walk (scheduler.cuh) over keys longer than kPersistentMaxKv where the traits take
@@ -47,12 +55,13 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
   static unsigned long long smem_ready[4] = {0, 0, 0, 0};  // devices whose smem limit was raised, per kernel
   const bool split = plan.shape.target != 0;
   const bool unsplit_walk = !split || (plan.slots > plan.shape.target && p.page_size >= 64);
-  const bool dynamic = Tr::kSchedulerWalk && p.max_kv_len > kPersistentMaxKv && unsplit_walk;
+  const bool dynamic = Tr::kSchedulerWalk && p.max_kv_len > kPersistentMaxKv && unsplit_walk && !stripes;
   const int64_t num_tiles = static_cast<int64_t>(plan.slots) * p.batch_size;
   // <..., Tr::kSchedulerWalk>: traits without the scheduler never take the dynamic arms, and name
-  // the static kernels there, so their scheduler forms are not compiled.
-  auto* kernel = split && dynamic ? attention_kernel<T, Tr, true, Tr::kSchedulerWalk>
-                 : split          ? attention_kernel<T, Tr, true, false>
+  // the static kernels there, so their scheduler forms are not compiled; <Tr::kSplitCode, ...>
+  // likewise for traits without the split code (which never split).
+  auto* kernel = split && dynamic ? attention_kernel<T, Tr, Tr::kSplitCode, Tr::kSchedulerWalk>
+                 : split          ? attention_kernel<T, Tr, Tr::kSplitCode, false>
                  : dynamic        ? attention_kernel<T, Tr, false, Tr::kSchedulerWalk>
                                   : attention_kernel<T, Tr, false, false>;
   const int which = (split ? 2 : 0) + (dynamic ? 1 : 0);
@@ -63,7 +72,9 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
   // items striped, with the next item's Q (and K/V, from the producer) loading under the current
   // one (short_256 -10%, batch_1k -6% on the H200, docs/perf-notes.md "sm90 v5").
   int64_t ctas = num_tiles;
-  if ((dynamic || p.max_kv_len <= kPersistentMaxKv) && env.sm_count > 0 && ctas > env.sm_count) ctas = env.sm_count;
+  if ((dynamic || stripes || p.max_kv_len <= kPersistentMaxKv) && env.sm_count > 0 && ctas > env.sm_count) {
+    ctas = env.sm_count;
+  }
   // CTXATTN_SM90_GRID_CTAS=N caps the grid at N CTAs (tests and tuning).
   if (const char* cap = std::getenv("CTXATTN_SM90_GRID_CTAS")) {
     const long n = std::strtol(cap, nullptr, 10);
@@ -79,7 +90,12 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
                        static_cast<int>(num_tiles));
 }
 
-// e4m3 Q/K/V: the kernel with a two-term P for nvfp4 output, one term otherwise (mma.cuh).
+// e4m3 Q/K/V: the kernel with a two-term P for nvfp4 output, one term otherwise (mma.cuh). The
+// one-term kernel at D = 128 runs as two forms (traits.cuh kTake): the short form over the whole
+// call, then, where the call may hold requests of kLongTileMinKv keys or more, the long form
+// (192-key tiles, TMA boxes of at most 64 rows: env.long_maps). Each computes its own requests
+// and skips the other's; max_kv_len bounds every request's keys (cuda/common/request.cuh), so a
+// call below the threshold launches the short form alone.
 template <Elem kElem, int kHeadDim, bool kKvFp8>
 Status run_attention(const Params& p, const LaunchEnv& env, const TmaMaps& maps) {
   using T = typename ElemType<kElem>::type;
@@ -87,7 +103,15 @@ Status run_attention(const Params& p, const LaunchEnv& env, const TmaMaps& maps)
     if (p.out_dtype == CTXATTN_DTYPE_NVFP4) {
       return launch_attention<T, Traits<kHeadDim, kKvFp8, true, true>>(p, env, maps);
     }
-    return launch_attention<T, Traits<kHeadDim, kKvFp8, true, false>>(p, env, maps);
+    if constexpr (kHeadDim == 128) {
+      const bool long_keys = p.max_kv_len >= kLongTileMinKv;
+      CTXATTN_RETURN_IF_ERROR(
+          (launch_attention<T, Traits<kHeadDim, kKvFp8, true, false, kTakeShort>>(p, env, maps, long_keys)));
+      if (!long_keys) return Status::Ok();
+      return launch_attention<T, Traits<kHeadDim, kKvFp8, true, false, kTakeLong>>(p, env, *env.long_maps);
+    } else {
+      return launch_attention<T, Traits<kHeadDim, kKvFp8, true, false>>(p, env, maps);
+    }
   } else {
     return launch_attention<T, Traits<kHeadDim, kKvFp8>>(p, env, maps);
   }

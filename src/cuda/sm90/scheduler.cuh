@@ -57,7 +57,7 @@ __device__ __forceinline__ SchedulerCounters* scheduler_counters(const Params& p
 // The producer warp's side: draws and decodes items. All lanes call every function (lane 0
 // alone touches the counters; the others get its values by shuffle). Static functions over the
 // kernel's parameters, so the producer's 24 registers hold no scheduler state but a ticket.
-template <int kBlockM, bool kSplit>
+template <int kBlockM, bool kSplit, int kTake>
 struct ItemSource {
   // Lane 0 takes a ticket; its value is read (index_of) only when it is needed, so the atomic's
   // latency overlaps whatever the warp does in between.
@@ -77,9 +77,10 @@ struct ItemSource {
     for (;;) {
       it.tile = tile;
       if (tile >= num_tiles) return it;
-      it.w = Work::make<kBlockM, kSplit>(p, plan, tile);
+      it.w = Work::make<kBlockM, kSplit, kTake>(p, plan, tile);
       if (!it.w.empty()) return it;
-      // The rest of this request's items are empty too (m-block rank grows with the index).
+      // The rest of this request's items are empty too (m-block rank grows with the index; a
+      // request the kernel's form does not take has no item at all).
       const int64_t end = static_cast<int64_t>(it.w.batch + 1) * plan.slots - gridDim.x;
       if (lane == 0 && end > 0) atomicMax(&scheduler_counters(p)->next, static_cast<unsigned int>(end));
       tile = index_of(take(p, lane), num_tiles);

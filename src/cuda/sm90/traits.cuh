@@ -48,13 +48,32 @@ constexpr int kLaunchRegisters = 168;
 // at c ^ ((r / 2) % 4)).
 // kTwoTermP_ (e4m3 Q/K/V only): P in two e4m3 terms for the P V product (mma.cuh), the kernel of
 // nvfp4 output.
-template <int kHeadDim_, bool kKvFp8_ = false, bool kQkvFp8_ = false, bool kTwoTermP_ = false>
+//
+// kTake_: which requests of a call the kernel computes (the others' work items are empty,
+// work.cuh). Every kernel takes all, except the one-term e4m3 Q/K/V kernel at D = 128, which runs
+// as two forms, each launched over the whole call (run.cuh run_attention): kTakeShort computes the
+// requests of fewer than kLongTileMinKv keys on 128-key tiles, kTakeLong the others on 192-key
+// tiles. A wider tile spreads the per-tile costs (the V transpose's waits, the softmax's row
+// reductions and O rescale, the pipeline hand-offs) over 1.5x the keys: fp8.long_8k 748 -> 717 us
+// at page 64 on the H200, 681 with the scheduler's walk (docs/perf-notes.md "sm90 v20"). Short
+// requests lose by it (fp8.batch_1k 282 -> 295 us): their last, diagonal tile is masked and a
+// 192-key tile wastes more of it, about 64 / kv_len of the request's work against the 4-5% the
+// wide tile saves a key, which breaks even near 1500 keys; the 4096 threshold keeps the long form
+// to requests where it wins clearly. The split code, with the split requests of 8192+ keys, goes
+// to the long form alone.
+enum Take { kTakeAll, kTakeShort, kTakeLong };
+constexpr int32_t kLongTileMinKv = 4096;
+
+template <int kHeadDim_, bool kKvFp8_ = false, bool kQkvFp8_ = false, bool kTwoTermP_ = false, int kTake_ = kTakeAll>
 struct Traits {
   static constexpr int kHeadDim = kHeadDim_;
   static constexpr bool kKvFp8 = kKvFp8_;
   static constexpr bool kQkvFp8 = kQkvFp8_;
   static constexpr bool kTwoTermP = kTwoTermP_;
+  static constexpr int kTake = kTake_;
   static_assert(kQkvFp8 || !kTwoTermP, "two-term P: the FP8 P V product only");
+  static_assert(kTake == kTakeAll || (kQkvFp8 && !kTwoTermP && kHeadDim == 128),
+                "two forms: the one-term e4m3 Q/K/V kernel at D = 128 only");
   static_assert(!(kKvFp8 && kQkvFp8), "one e4m3 mode");
   static constexpr int kElemBytes = kQkvFp8 ? 1 : 2;      // Q, K and the stage V is read from
   static constexpr int kChunkElems = kSwizzleBytes / kElemBytes;  // elements per 128-byte chunk row
@@ -72,15 +91,26 @@ struct Traits {
   // The two-term P of nvfp4 output (32 more registers) keeps 64 keys: at 128, ptxas serialises its
   // WGMMAs for want of registers.
   static constexpr bool kFp8WideTile = kQkvFp8 && kHeadDim == 256 && !kTwoTermP;
-  static constexpr int kBlockN = kHeadDim <= 128 || kFp8WideTile ? 128 : 64;
+  // The long form of the e4m3 D = 128 kernel (kTake above): 192-key tiles. Shared memory: Q 64 KB
+  // (two buffers), K and V^T 2 x 24 KB each, the raw V 2 x 24 KB: 208 KB.
+  static constexpr bool kFp8LongTile = kTake == kTakeLong;
+  static constexpr int kBlockN = kFp8LongTile ? 192 : kHeadDim <= 128 || kFp8WideTile ? 128 : 64;
+  // Rows of a TMA box at most: the largest power of two dividing kBlockN (a tile is whole boxes).
+  static constexpr int kBoxRows = kBlockN & -kBlockN;
+  static constexpr int kLog2BoxRows = kBoxRows == 128 ? 7 : 6;
+  static_assert((1 << kLog2BoxRows) == kBoxRows, "boxes of 64 or 128 rows");
+  // Whether the kernel compiles the split code: not the short form, whose requests never split
+  // (kLongTileMinKv <= kSplitMinKeys, run.cuh).
+  static constexpr bool kSplitCode = kTake != kTakeShort;
   // Two K/V stages. Three fit for D <= 128 (224 KB at D = 128) but measured slower on the H200
   // (long_8k 567 against 594 TFLOP/s, batch_1k -9%; docs/perf-notes.md, sm90 v3).
   static constexpr int kStages = 2;
   // Whether calls over keys longer than kPersistentMaxKv (scheduler.cuh) run the scheduler's walk:
   // every kernel but the one-term e4m3 Q/K/V kernel at D = 128, which measured fp8.long_8k 747 ->
   // 757 us with it on the H200 (d64 1276 -> 1203, nvfp4.long_8k 1171 -> 1114; docs/perf-notes.md
-  // "sm90 v13").
-  static constexpr bool kSchedulerWalk = !(kQkvFp8 && kHeadDim == 128 && !kTwoTermP);
+  // "sm90 v13"). Its long form takes it again: with 192-key tiles the walk measured fp8.long_8k
+  // 717 -> 681 us at page 64 (docs/perf-notes.md "sm90 v20").
+  static constexpr bool kSchedulerWalk = !(kQkvFp8 && kHeadDim == 128 && !kTwoTermP) || kFp8LongTile;
   // The D = 256 consumer schedule: lazy O rescaling (softmax.cuh) and Q K^T issued before the V
   // tile is waited for: +7% on d256 on the H200 (O is 128 registers a thread there). The same
   // schedule cost 15% at D = 64 (short GEMMs, so the softmax's extra branches show) and measured

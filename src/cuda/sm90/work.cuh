@@ -10,15 +10,20 @@
 #include "core/params.h"
 #include "cuda/common/band.cuh"
 #include "cuda/common/split.cuh"
+#include "cuda/sm90/traits.cuh"
 
 namespace ctxattn {
 namespace sm90 {
 
 struct Work : WorkTile {
-  template <int kBlockM, bool kSplit>
+  // kTake (traits.cuh): the items of a request the kernel's form does not take are empty.
+  template <int kBlockM, bool kSplit, int kTake = kTakeAll>
   __device__ static Work make(const Params& p, const SplitPlan& plan, int linear) {
     Work w;
     static_cast<WorkTile&>(w) = WorkTile::make<kBlockM, kSplit>(p, plan, linear);
+    if constexpr (kTake != kTakeAll) {
+      if ((w.kv_len >= kLongTileMinKv) != (kTake == kTakeLong)) w.m0 = w.packed_rows;
+    }
     return w;
   }
 
