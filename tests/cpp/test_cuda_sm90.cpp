@@ -394,16 +394,20 @@ TEST(CudaSm90, E4m3RequestBitsDoNotDependOnItsBatch) {
     std::memcpy(&u, &x, sizeof(u));
     return u;
   };
+  // The batch's bits of every request, before any run alone overwrites the host copy.
+  std::vector<std::vector<uint32_t>> batch(pb.batch_size());
+  for (int32_t b = 0; b < pb.batch_size(); ++b) {
+    for (int64_t t = pb.q_begin(b); t < pb.q_begin(b + 1); ++t) {
+      for (int32_t h = 0; h < spec.num_qo_heads; ++h) {
+        for (int32_t d = 0; d < spec.head_dim; ++d) batch[b].push_back(bits(pb.out_value(t, h, d)));
+        batch[b].push_back(bits(pb.lse_value(t, h)));
+      }
+    }
+  }
   const ctxattn_args_t whole = dev.args;
   for (int32_t b = 0; b < pb.batch_size(); ++b) {
     SCOPED_TRACE("request " + std::to_string(b));
-    std::vector<uint32_t> want;
-    for (int64_t t = pb.q_begin(b); t < pb.q_begin(b + 1); ++t) {
-      for (int32_t h = 0; h < spec.num_qo_heads; ++h) {
-        for (int32_t d = 0; d < spec.head_dim; ++d) want.push_back(bits(pb.out_value(t, h, d)));
-        want.push_back(bits(pb.lse_value(t, h)));
-      }
-    }
+    const std::vector<uint32_t>& want = batch[b];
     pb.poison_outputs();
     ASSERT_TRUE(dev.upload(pb));
     dev.args = whole;

@@ -54,7 +54,10 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
   // (graph-safe).
   static unsigned long long smem_ready[4] = {0, 0, 0, 0};  // devices whose smem limit was raised, per kernel
   const bool split = plan.shape.target != 0;
-  const bool unsplit_walk = !split || (plan.slots > plan.shape.target && p.page_size >= 64);
+  // The long form of a two-form kernel (192-key tiles) takes the scheduler at every page size:
+  // fp8.long_8k at page 16 734 -> 711 us on the H200 (docs/perf-notes.md "sm90 v21").
+  const bool unsplit_walk =
+      !split || (plan.slots > plan.shape.target && (p.page_size >= 64 || Tr::kFp8LongTile));
   const bool dynamic = Tr::kSchedulerWalk && p.max_kv_len > kPersistentMaxKv && unsplit_walk && !stripes;
   const int64_t num_tiles = static_cast<int64_t>(plan.slots) * p.batch_size;
   // <..., Tr::kSchedulerWalk>: traits without the scheduler never take the dynamic arms, and name
