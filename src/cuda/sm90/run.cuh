@@ -55,7 +55,7 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
   static unsigned long long smem_ready[4] = {0, 0, 0, 0};  // devices whose smem limit was raised, per kernel
   const bool split = plan.shape.target != 0;
   // The long form of a two-form kernel (192-key tiles) takes the scheduler at every page size:
-  // fp8.long_8k at page 16 734 -> 711 us on the H200 (docs/perf-notes.md "sm90 v21").
+  // fp8.long_8k at page 16 735 -> 713 us on the H200 (docs/perf-notes.md "sm90 v21").
   const bool unsplit_walk =
       !split || (plan.slots > plan.shape.target && (p.page_size >= 64 || Tr::kFp8LongTile));
   const bool dynamic = Tr::kSchedulerWalk && p.max_kv_len > kPersistentMaxKv && unsplit_walk && !stripes;

@@ -54,8 +54,9 @@ constexpr int kLaunchRegisters = 168;
 // as two forms, each launched over the whole call (run.cuh run_attention): kTakeShort computes the
 // requests of fewer than kLongTileMinKv keys on 128-key tiles, kTakeLong the others on 192-key
 // tiles. A wider tile spreads the per-tile costs (the V transpose's waits, the softmax's row
-// reductions and O rescale, the pipeline hand-offs) over 1.5x the keys: fp8.long_8k 748 -> 717 us
-// at page 64 on the H200, 681 with the scheduler's walk (docs/perf-notes.md "sm90 v20"). Short
+// reductions and O rescale, the pipeline hand-offs) over 1.5x the keys: fp8.long_8k 748 -> 716 us
+// at page 64 and 733 -> 713 at page 16 on the H200 in ctxattn_gpu_bench, 756 -> 735 and 748 -> 735
+// in the harness (docs/perf-notes.md "sm90 v20", "sm90 v21"). Short
 // requests lose by it (fp8.batch_1k 282 -> 295 us): their last, diagonal tile is masked and a
 // 192-key tile wastes more of it, about 64 / kv_len of the request's work against the 4-5% the
 // wide tile saves a key, which breaks even near 1500 keys; the 4096 threshold keeps the long form
