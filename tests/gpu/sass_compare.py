@@ -10,6 +10,11 @@ ptxas schedules a Hopper kernel's main loop from the whole function: a change ou
 device time is spent, and which kernels of a merged source are those a device run tested.
 
     tests/gpu/sass_compare.py A.o|A.so B.o|B.so [--filter SUBSTRING] [--cuobjdump PATH]
+                              [--ops LDL,STL,R2UR,...]
+
+--ops adds, for each kernel, how many of those opcodes its main loop holds in A and in B: local
+memory traffic (LDL / STL: spills), R2UR (values ptxas moved out of uniform registers, e.g. a
+loop index it cannot prove warp-uniform), VOTE, MUFU, FMUL...
 
 cuobjdump: the CUDA toolkit's, or `pip install nvidia-cuda-cuobjdump` (found on PATH or under the
 nvidia/cu*/bin folder of the Python packages).
@@ -86,13 +91,32 @@ def main_loop(instructions):
     return [re.sub(r"\bU?P\d\b", "P", re.sub(r"\bU?R\d+\b", "R", s)) for s in loop]
 
 
+def opcode(instruction):
+    """The opcode of an instruction's text without its guard and modifiers (`@!P0 FMUL.FTZ` -> FMUL)."""
+    words = instruction.split()
+    if words and words[0].startswith("@"):
+        words = words[1:]
+    return words[0].split(".")[0] if words else ""
+
+
+def op_counts(loop, ops):
+    counts = {op: 0 for op in ops}
+    for s in loop:
+        op = opcode(s)
+        if op in counts:
+            counts[op] += 1
+    return " ".join(f"{op} {counts[op]}" for op in ops)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("a")
     ap.add_argument("b")
     ap.add_argument("--filter", default="", help="only kernels whose mangled name contains this")
     ap.add_argument("--cuobjdump", default="")
+    ap.add_argument("--ops", default="", help="comma list of opcodes to count in each main loop (A / B)")
     args = ap.parse_args()
+    ops = [o for o in args.ops.split(",") if o]
     tool = find_cuobjdump(args.cuobjdump)
     a, b = kernels(tool, args.a), kernels(tool, args.b)
     # Kernels pair by label: the mangled names of two builds differ where a template gained a
@@ -110,6 +134,9 @@ def main():
         la, lb = main_loop(ins), main_loop(other)
         loop = "-" if not la else "same" if la == lb else f"{difflib.SequenceMatcher(None, la, lb, autojunk=False).ratio():.4f}"
         print(f"{label(name):50} {len(ins):8} {len(other):8}  {whole:9}  {loop}")
+        if ops:
+            print(f"{'':50} loop ops A: {op_counts(la, ops)}")
+            print(f"{'':50} loop ops B: {op_counts(lb, ops)}")
 
 
 if __name__ == "__main__":
