@@ -337,11 +337,11 @@ Status cuda_sm90_run(const Params& p) {
   CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.v, p.v_stride_page, p.v_stride_head, p.v_stride_token, box_rows,
                                         &maps.v, &maps.v_page_units));
   CTXATTN_RETURN_IF_ERROR(make_out_map(p, &maps.out, &maps.out_tma));
-  // The long form of the e4m3 D = 128 kernel (sm90/run.cuh run_attention): boxes of at most 64
-  // rows, which differ from the short form's only for pages of more than 64 tokens.
+  // The long form of the e4m3 D = 128 kernel (sm90/run.cuh run_attention, which says which calls
+  // launch it): boxes of at most 64 rows, which differ from the short form's only for pages of
+  // more than 64 tokens.
   sm90::TmaMaps long_maps = maps;
-  if (qkv_fp8 && p.head_dim == 128 && p.out_dtype != CTXATTN_DTYPE_NVFP4 && p.max_kv_len >= sm90::kLongTileMinKv &&
-      p.page_size > kLongBoxRows) {
+  if (qkv_fp8 && p.head_dim == 128 && p.max_kv_len >= sm90::kLongTileMinKv && p.page_size > kLongBoxRows) {
     CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.k, p.k_stride_page, p.k_stride_head, p.k_stride_token,
                                           kLongBoxRows, &long_maps.k, &long_maps.k_page_units));
     CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.v, p.v_stride_page, p.v_stride_head, p.v_stride_token,

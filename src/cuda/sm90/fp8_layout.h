@@ -39,12 +39,13 @@ CTXATTN_HD int key_at(int pos) {
 CTXATTN_HD constexpr int a_source(int kk, int r, int b) {
   return 16 * kk + 8 * (r / 2) + 4 * (b >> 1) + 2 * (r % 2) + (b & 1);
 }
-// Byte offset of position pos of V^T row d in a part of rows of row_bytes bytes: 128-byte rows
-// with the 128-byte swizzle (16-byte unit ^ d % 8), 64-byte rows with the 64-byte swizzle (address
-// bits 4-5 ^ bits 7-8: unit ^ (d / 2) % 4). WGMMA reads them through a descriptor of that swizzle.
+// What V^T row d's 16-byte units are XOR-ed with in a part of rows of row_bytes bytes: 128-byte
+// rows in the 128-byte swizzle (unit ^ d % 8), 64-byte rows in the 64-byte swizzle (address bits
+// 4-5 ^ bits 7-8: unit ^ (d / 2) % 4). WGMMA reads them through a descriptor of that swizzle.
+CTXATTN_HD constexpr int vt_swizzle(int d, int row_bytes) { return row_bytes == 128 ? d % 8 : (d / 2) % 4; }
+// Byte offset of position pos of V^T row d in such a part.
 CTXATTN_HD int vt_row_offset(int d, int pos, int row_bytes) {
-  const int swizzle = row_bytes == 128 ? d % 8 : (d / 2) % 4;
-  return d * row_bytes + (((pos / 16) ^ swizzle) * 16) + pos % 16;
+  return d * row_bytes + (((pos / 16) ^ vt_swizzle(d, row_bytes)) * 16) + pos % 16;
 }
 // The same in a V^T tile of block_n keys and head_dim rows: one part of block_n-byte rows for 64
 // and 128 keys; for 192, a part of 128-byte rows (keys 0-127, four 32-key groups) and, after it
@@ -79,8 +80,8 @@ CTXATTN_HD constexpr int vt_group_rank(int g) { return g % 4; }
 CTXATTN_HD int vt_store_offset(int g, int unit, int lane, int block_n, int head_dim) {
   const int row_bytes = vt_group_row_bytes(g, block_n);
   const int d = 16 * unit + stsm_d(lane);
-  const int swizzle = row_bytes == 128 ? d % 8 : (d / 2) % 4;
-  return vt_group_part(g, head_dim) + d * row_bytes + (((2 * vt_group_rank(g) + stsm_pos(lane) / 16) ^ swizzle) << 4);
+  return vt_group_part(g, head_dim) + d * row_bytes +
+         (((2 * vt_group_rank(g) + stsm_pos(lane) / 16) ^ vt_swizzle(d, row_bytes)) << 4);
 }
 
 // __byte_perm(x, y, s): byte k of the result is byte (s >> 4k) & 7 of the eight bytes y:x (x the

@@ -340,7 +340,8 @@ struct VTransposer {
       return vt_base + fp8::vt_group_part(g, Tr::kHeadDim) + sd * row_bytes + 16 * unit * row_bytes;
     };
     auto group_at = [&](int g) {
-      const int swizzle = fp8::vt_group_row_bytes(g, Tr::kBlockN) == 128 ? sd % 8 : (sd / 2) % 4;
+      // (16 unit + sd leaves the swizzle to sd)
+      const int swizzle = fp8::vt_swizzle(sd, fp8::vt_group_row_bytes(g, Tr::kBlockN));
       return static_cast<uint32_t>(((2 * fp8::vt_group_rank(g) + pos_unit) ^ swizzle) << 4);
     };
     if (valid_rows < Tr::kBlockN) {
