@@ -92,8 +92,8 @@ struct Traits {
   // The two-term P of nvfp4 output (32 more registers) keeps 64 keys: at 128, ptxas serialises its
   // WGMMAs for want of registers.
   static constexpr bool kFp8WideTile = kQkvFp8 && kHeadDim == 256 && !kTwoTermP;
-  // The long form of the e4m3 D = 128 kernel (kTake above): 192-key tiles. Shared memory: Q 64 KB
-  // (two buffers), K and V^T 2 x 24 KB each, the raw V 2 x 24 KB: 208 KB.
+  // The long form of the e4m3 D = 128 kernel (kTake above): 192-key tiles. Shared memory: Q 32 KB
+  // (one buffer: no Q ahead, below), K and V^T 2 x 24 KB each, the raw V 2 x 24 KB: 176 KB.
   static constexpr bool kFp8LongTile = kTake == kTakeLong;
   static constexpr int kBlockN = kFp8LongTile ? 192 : kHeadDim <= 128 || kFp8WideTile ? 128 : 64;
   // Rows of a TMA box at most: the largest power of two dividing kBlockN (a tile is whole boxes).
@@ -163,7 +163,12 @@ struct Traits {
   // Q ahead: where it fits (D <= 128, but not e4m3 KV widened for 16-bit queries), each consumer warpgroup has
   // two Q regions and two row tables, used by alternate work items, so that in a grid smaller
   // than the item list it copies its next item's Q while it computes the current one.
-  static constexpr bool kQAhead = kHeadDim <= 128 && !kKvFp8;
+  // Not in the long form of the e4m3 D = 128 kernel: its items are long (8192-key requests take
+  // about 15 a CTA), so a Q copy is cheap beside one, while the second buffer's state left the
+  // consumers' main loop with spills on 232 registers (6 LDL a tile in the scheduler kernels);
+  // without it the loop has none. On the H200, fp8.long_8k 717-742 -> 700-708 us at page 16 and
+  // 716-736 -> 711-715 at page 64 (docs/perf-notes.md "sm90 v22").
+  static constexpr bool kQAhead = kHeadDim <= 128 && !kKvFp8 && !kFp8LongTile;
   static constexpr int kQBuffers = kQAhead ? 2 : 1;
 
   // Shared-memory plan (bytes from the 1024-aligned base).
