@@ -122,7 +122,8 @@ struct Traits {
   // e4m3 P is quantised as 256 p (mma.cuh). Folded into the exponent (softmax.cuh: exp2 of the
   // score less the maximum plus 8), the scale costs no multiply; measured on the H200, fp8.d64 -5%,
   // nvfp4.long_8k -2%, fp8.d256 -1%, but fp8.long_8k +1.7% and fp8out.long_8k +1.2% (the one-term
-  // D = 128 kernel, whose schedule came out worse), so that kernel keeps the multiply.
+  // D = 128 kernel, whose schedule came out worse), so that kernel keeps the multiply. Its long
+  // form without Q ahead measured flat at page 64 and +5% at page 16 folded (perf-notes "sm90 v22").
   static constexpr bool kFoldPScale = kQkvFp8 && (kHeadDim != 128 || kTwoTermP);
   static constexpr int kChunks = kHeadDim < kChunkElems ? 1 : kHeadDim / kChunkElems;
   // e4m3 KV: the producer warpgroup's warps 1-3 widen the raw tiles. setmaxnreg moves registers
