@@ -66,9 +66,8 @@ def label(name):
     return f"{elem} D={dim}{flags} split={split} dynamic={dynamic}"
 
 
-def kernels(cuobjdump, path):
-    """{mangled name: [instruction text, immediates and addresses as X]}"""
-    text = subprocess.run([cuobjdump, "-sass", path], check=True, capture_output=True, text=True).stdout
+def listing(text):
+    """{mangled name: [(address, instruction text)]} of a cuobjdump -sass listing, in its order."""
     out, current = {}, None
     for line in text.splitlines():
         m = FUNCTION.search(line)
@@ -78,8 +77,14 @@ def kernels(cuobjdump, path):
             continue
         m = INSTRUCTION.match(line)
         if m and current is not None:
-            out[current].append(re.sub(r"0x[0-9a-f]+", "X", m.group(2).strip()))
+            out[current].append((int(m.group(1), 16), m.group(2).strip()))
     return out
+
+
+def kernels(cuobjdump, path):
+    """{mangled name: [instruction text, immediates and addresses as X]}"""
+    text = subprocess.run([cuobjdump, "-sass", path], check=True, capture_output=True, text=True).stdout
+    return {name: [re.sub(r"0x[0-9a-f]+", "X", s) for _, s in code] for name, code in listing(text).items()}
 
 
 def main_loop(instructions):
