@@ -166,7 +166,7 @@ struct Traits {
   // than the item list it copies its next item's Q while it computes the current one.
   // Not in the long form of the e4m3 D = 128 kernel: its items are long (8192-key requests take
   // about 15 a CTA), so a Q copy is cheap beside one, while the second buffer's state left the
-  // consumers' main loop with spills on 232 registers (6 LDL a tile in the scheduler kernels);
+  // consumers' main loop with spills on 232 registers (6 LDL in each scheduler kernel's loop);
   // without it the loop has none. On the H200, fp8.long_8k 717-742 -> 700-708 us at page 16 and
   // 716-736 -> 711-715 at page 64 (docs/perf-notes.md "sm90 v22").
   static constexpr bool kQAhead = kHeadDim <= 128 && !kKvFp8 && !kFp8LongTile;
