@@ -8,7 +8,9 @@
 # BUILD_DIR holds libctxattn.so (+ .so.0) and ctxattn_gpu_bench of one build. Environment
 # switches of the library (CTXATTN_SM90_FP8_MMA, CTXATTN_SM90_GRID_CTAS) pass through. Writes
 # OUT_DIR/WORKLOAD-pPAGE.{ncu-rep,txt,source.csv}. The bench's first launches are warm-ups and
-# checks; the profiled one is the fourth kernel launch.
+# checks; the profiled one is the fourth kernel launch. Offline readers of the CSV:
+# tests/gpu/ncu_source_compare.py (two kernels by opcode) and tests/gpu/ncu_loop_regions.py (the
+# tile loop cut at its landmarks, stall reasons by region).
 set -u
 BUILD=${1:?build dir}
 OUT=${2:?out dir}
