@@ -18,6 +18,7 @@ instructions from the S wait to the loop's end with their samples and top two re
     tests/gpu/ncu_loop_regions.py [LABEL=]SOURCE.csv[.xz][=DURATION_US] ... [--listing]
 """
 import argparse
+import os
 import re
 import sys
 
@@ -112,8 +113,10 @@ def main():
     args = ap.parse_args()
     for spec in args.files:
         parts = spec.split("=")
-        path = next(p for p in parts if p.endswith((".csv", ".xz")))
-        at = parts.index(path)
+        at = next((i for i, part in enumerate(parts) if os.path.isfile(part)), None)
+        if at is None:
+            ap.error(f"no file in {spec!r}")
+        path = parts[at]
         label = parts[0] if at > 0 else path
         duration = float(parts[at + 1]) if len(parts) > at + 1 else None
         report(label, path, duration, args.listing)
