@@ -1,5 +1,5 @@
 // Index maps of the Hopper kernel's FP8 P V (e4m3 Q/K/V), shared by the kernel (mma.cuh,
-// load.cuh) and a host test (tests/cpp/test_sm90_fp8_layout.cpp).
+// fp8_stage.cuh) and a host test (tests/cpp/test_sm90_fp8_layout.cpp).
 //
 // The S accumulator and the FP8 A operand of WGMMA lay a row's columns out differently across a
 // thread's registers (PTX ISA, wgmma register fragments): the accumulator gives the thread of
@@ -55,7 +55,7 @@ CTXATTN_HD int vt_offset(int d, int pos, int block_n, int head_dim) {
   return pos < 128 ? vt_row_offset(d, pos, 128) : head_dim * 128 + vt_row_offset(d, pos - 128, 64);
 }
 
-// ---- the V transpose by ldmatrix.trans and stmatrix (load.cuh VTransposer) ----
+// ---- the V transpose by ldmatrix.trans and stmatrix (fp8_stage.cuh VTransposer) ----
 // One step moves the 32 keys of group g and the 16 d bytes of column unit u of the raw V tile
 // ([key][d] bytes): ldmatrix.x4.trans reads four 8 x 8 matrices of 16-bit elements, lane l
 // supplying the row of key 32 g + l (matrix l / 8, row l % 8); thread t (j = t / 4, q = t % 4) then

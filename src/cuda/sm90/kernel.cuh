@@ -2,6 +2,7 @@
 //   work.cuh      a work item: (request, KV head, packed rows), lengths made safe
 //   scheduler.cuh persistent CTAs drawing work items from a counter; the item ring
 //   load.cuh      K/V by TMA from the paged pool (producer), Q by cp.async (consumers)
+//   fp8_stage.cuh e4m3 raw tiles widened to fp16 (e4m3 KV) or V transposed to V^T (e4m3 Q/K/V)
 //   producer.cuh  the producer warpgroup over one work item: loads, e4m3 widening / transposing
 //   pipeline.cuh  mbarrier stages between producer and consumers, named barriers
 //   mma.cuh       S = Q K^T and O += P V on WGMMA

@@ -4,10 +4,8 @@
 //               page of any power-of-two size >= 8 tokens is read in place. A page id outside the
 //               pool is out of the tensor's bounds: TMA fills zeros and reads nothing.
 //               With e4m3 KV the boxes land in a raw byte tile (one box per page piece, all D
-//               bytes of a row), which KvWidener turns into the 16-bit stage.
-//   KvWidener   e4m3 KV: the producer warpgroup's other warps widen each raw tile into the
-//               swizzled fp16 layout (exactly: e4m3 values are fp16 values), zeroing V rows past
-//               kv_len.
+//               bytes of a row), which KvWidener (fp8_stage.cuh) turns into the 16-bit stage;
+//               with e4m3 Q/K/V the raw V tile goes to VTransposer (fp8_stage.cuh).
 //   load_q      a consumer warpgroup's 64 packed rows of Q by cp.async (any G, any strides; rows
 //               past the request are zero), in the swizzled K-major layout WGMMA reads; over an
 //               e4m3 cache, bf16 rows are then converted to fp16 with a power of two a row.
@@ -28,29 +26,15 @@
 #include "core/params.h"
 #include "cuda/sm80/ptx.cuh"
 #include "cuda/sm90/fp8_layout.h"
+#include "cuda/sm90/fp8_stage.cuh"
 #include "cuda/sm90/launch.h"
 #include "cuda/sm90/pipeline.cuh"
+#include "cuda/sm90/smem_layout.cuh"
 #include "cuda/sm90/traits.cuh"
 #include "cuda/sm90/work.cuh"
 
 namespace ctxattn {
 namespace sm90 {
-
-// Byte offset of element (row, col) in a swizzled tile of `rows` rows of 16-bit elements
-// (traits.cuh).
-__device__ __forceinline__ uint32_t swizzled_offset(int row, int col, int rows) {
-  return (col / kChunkCols) * rows * kSwizzleBytes + row * kSwizzleBytes +
-         ((((col % kChunkCols) / 8) ^ (row % 8)) * 16) + (col % 8) * 2;
-}
-// The same for byte `byte` of row `row` (any element size): chunks of 128-byte rows, or with
-// kRowBytes 64 one chunk of 64-byte rows in the 64-byte swizzle.
-template <int kRowBytes = kSwizzleBytes>
-__device__ __forceinline__ uint32_t swizzled_byte_offset(int row, int byte, int rows) {
-  static_assert(kRowBytes == 128 || kRowBytes == 64, "the 128- and 64-byte swizzles");
-  if constexpr (kRowBytes == 64) return row * 64 + (((byte / 16) ^ ((row / 2) % 4)) * 16) + (byte % 16);
-  return (byte / kSwizzleBytes) * rows * kSwizzleBytes + row * kSwizzleBytes +
-         ((((byte % kSwizzleBytes) / 16) ^ (row % 8)) * 16) + (byte % 16);
-}
 
 template <class Tr>
 struct KvProducer {
@@ -162,237 +146,6 @@ struct KvProducer {
   }
 };
 
-// Two e4m3 values (low byte first) as two fp16 values, packed: exact (every e4m3 value is one).
-__device__ __forceinline__ uint32_t widen_e4m3x2(uint32_t two) {
-  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<__nv_fp8x2_storage_t>(two), __NV_E4M3);
-  return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
-}
-
-// Four e4m3 values (one 32-bit word, low byte first) as four fp16 values. The word's halves go to
-// the conversions as 16-bit registers (no shifts or masks to extract them).
-__device__ __forceinline__ uint2 widen_e4m3x4(uint32_t four) {
-  uint32_t lo, hi;
-  asm("{\n\t.reg .b16 a, b;\n\tmov.b32 {a, b}, %2;\n\t"
-      "cvt.rn.f16x2.e4m3x2 %0, a;\n\tcvt.rn.f16x2.e4m3x2 %1, b;\n\t}"
-      : "=r"(lo), "=r"(hi)
-      : "r"(four));
-  return make_uint2(lo, hi);
-}
-
-// The widener warps (1 .. kWidenerWarps of the producer warpgroup): raw e4m3 tile -> fp16
-// swizzled stage (the e4m3-KV kernels compute in fp16 whatever the query's type, traits.cuh
-// MmaElem). u: this thread's index among the wideners.
-//
-// Thread u always widens the same 16-byte column unit (the thread count is a multiple of a
-// row's units) of rows row0(u) + s * kRowStep, s = 0, 1, ...: its source addresses are one
-// register plus constants, and the destination's swizzle term, a function of row % 8, takes
-// kPeriod values, computed once a tile. A unit is then a load, 16 conversions and two stores.
-//
-// Which unit of which row a thread takes keeps the shared-memory accesses free of bank conflicts.
-// A 16-byte access is served 8 threads at a time, which must cover the 32 banks. At D = 64 eight
-// consecutive units are two rows' four: loads of 128 contiguous bytes, and stores of the halves at
-// 16-byte slots {0, 2, 4, 6} and {1, 3, 5, 7} of a 128-byte row (the swizzle's row % 8 differs in
-// its low bit). From D = 128 on a row has 8 or 16 units and its 16-bit image two or four 64-column
-// chunks; 8 units of one row would store their halves to slots {0, 2, 4, 6} of two chunks (a
-// 2-way conflict). So a group of 8 threads takes units 0-3 of one row and units 4-7 of the next
-// (loads: bytes 0-63 and 64-127 of two rows; stores: both slot sets), and the next group the
-// other two halves of the same two rows.
-template <class Tr>
-struct KvWidener {
-  static constexpr int kThreadsWidening = kWidenerWarps * 32;
-  static constexpr int kUnitsPerRow = Tr::kHeadDim / 16;  // 16 e4m3 values a unit
-  static_assert(kThreadsWidening % kUnitsPerRow == 0, "a thread keeps its column unit");
-  static constexpr int kRowStep = kThreadsWidening / kUnitsPerRow;
-  static constexpr int kSteps = (Tr::kBlockN + kRowStep - 1) / kRowStep;  // rows a thread visits at most
-  static constexpr int kPeriod = kRowStep % 8 == 0 ? 1 : kRowStep % 4 == 0 ? 2 : kRowStep % 2 == 0 ? 4 : 8;
-  static constexpr int kInFlight = 4;  // units a thread loads before converting the first
-
-  // Rows at and past valid_rows are written as zeros (V past kv_len: 0 * NaN would survive P = 0).
-  // Loads run kInFlight units ahead of their conversion: three warps alone cannot hide the
-  // shared-memory latency of one unit at a time.
-  static_assert(kUnitsPerRow == 4 || kUnitsPerRow % 8 == 0, "units of a row: 4, or groups of 8");
-  static_assert(kRowStep % 2 == 0, "rows a step: whole pairs (the row parity of a thread stays)");
-
-  // The row (of the first step) and the column unit of thread u (above).
-  __device__ static int2 first_unit(int u) {
-    if constexpr (kUnitsPerRow == 4) {
-      return make_int2(u / 4, u % 4);
-    } else {
-      const int t = u % (2 * kUnitsPerRow), group = t / 8, i = t % 8;
-      return make_int2(2 * (u / (2 * kUnitsPerRow)) + ((i / 4) ^ (group % 2)), 8 * (group / 2) + i);
-    }
-  }
-
-  // At D <= 128 every tile but the one that crosses kv_len takes the whole-tile path, where no
-  // row before the last step can pass the tile: it loads with no test and no zeroing (236 -> 175
-  // instructions a K tile a thread at D = 128; on the H200 kv8.long_8k 1034 -> 974 us,
-  // kv8h.long_8k 1008 -> 947; docs/perf-notes.md, sm90 v12). D = 256 keeps the one path: the
-  // build with the whole-tile path there (and the one-pass Q conversion, finish_q_bf16_as_f16)
-  // measured kv8.d256 1026 -> 1054 us.
-  __device__ static void widen(const char* raw, char* stage, int valid_rows, int u) {
-    if (Tr::kHeadDim <= 128 && valid_rows >= Tr::kBlockN) {
-      widen_rows<true>(raw, stage, Tr::kBlockN, u);
-    } else {
-      widen_rows<false>(raw, stage, valid_rows, u);
-    }
-  }
-
- private:
-  template <bool kWhole>
-  __device__ static void widen_rows(const char* raw, char* stage, int valid_rows, int u) {
-    const int2 first = first_unit(u);
-    const int row0 = first.x;
-    // first_unit puts u < kThreadsWidening in the first kRowStep rows: so the compiler knows that
-    // only the last step can pass the tile.
-    if constexpr (kWhole) __builtin_assume(row0 >= 0 && row0 < kRowStep);
-    const int limit = kWhole ? Tr::kBlockN : valid_rows;
-    const int col = first.y * 16;  // first of the unit's 16 elements
-    // Rows of D bytes; step s adds kRowStep rows, i.e. s * 16 * threads bytes. (At D = 64 row0 * D +
-    // col is u * 16, written so: the compiler does not see it.)
-    const uint32_t src = sm80::smem_addr(raw) + (kUnitsPerRow == 4 ? u * 16 : row0 * Tr::kHeadDim + col);
-    // Shared addresses of the unit's two 8-element halves in row row0 + k * kRowStep, less
-    // k * kRowStep rows, for k < kPeriod: step s adds s * kRowStep rows to those of k = s % kPeriod.
-    const uint32_t dst = sm80::smem_addr(stage);
-    uint32_t dst_lo[kPeriod], dst_hi[kPeriod];
-#pragma unroll
-    for (int k = 0; k < kPeriod; ++k) {
-      const int row = row0 + k * kRowStep;
-      dst_lo[k] = dst + swizzled_offset(row, col, Tr::kBlockN) - k * kRowStep * kSwizzleBytes;
-      dst_hi[k] = dst + swizzled_offset(row, col + 8, Tr::kBlockN) - k * kRowStep * kSwizzleBytes;
-    }
-#pragma unroll
-    for (int base = 0; base < kSteps; base += kInFlight) {
-      uint4 x[kInFlight];
-#pragma unroll
-      for (int i = 0; i < kInFlight; ++i) {
-        const int s = base + i;
-        x[i] = make_uint4(0, 0, 0, 0);
-        if (s < kSteps && row0 + s * kRowStep < limit) x[i] = sm80::ld_shared_16(src + s * kThreadsWidening * 16);
-      }
-#pragma unroll
-      for (int i = 0; i < kInFlight; ++i) {
-        const int s = base + i;
-        if (s >= kSteps) break;
-        if (row0 + s * kRowStep >= Tr::kBlockN) break;  // (only the last step can pass the tile)
-        // Zero bytes widen to zeros: rows past valid_rows need no separate path.
-        const uint2 a = widen_e4m3x4(x[i].x), b = widen_e4m3x4(x[i].y);
-        const uint2 c = widen_e4m3x4(x[i].z), d = widen_e4m3x4(x[i].w);
-        const uint32_t rows = s * kRowStep * kSwizzleBytes;
-        sm80::st_shared_16(dst_lo[s % kPeriod] + rows, make_uint4(a.x, a.y, b.x, b.y));
-        sm80::st_shared_16(dst_hi[s % kPeriod] + rows, make_uint4(c.x, c.y, d.x, d.y));
-      }
-    }
-  }
-};
-
-// e4m3 Q/K/V (Tr::kQkvFp8): the producer warpgroup's warps 1-3 transpose each raw V tile (kBlockN
-// keys x D bytes, in the chunked 128-byte swizzle TMA wrote) into V^T, D rows of kBlockN key
-// bytes, 128-byte swizzle for 128 keys and 64-byte swizzle for 64 (the nvfp4-output kernel at
-// D = 256); 192 keys (the long form at D = 128) are two parts, keys 0-127 in 128-byte rows and
-// keys 128-191 in 64-byte rows after them (fp8::vt_offset): the K-major B operand of the FP8 P V.
-//
-// The keys of each group of 32 are stored in fp8::key_at's order, the order in which a thread
-// holds P in its S accumulator, so the FP8 A operand of P V is the accumulator converted in place
-// (fp8_layout.h, mma.cuh).
-//
-// A step (one warp): the 32 keys of a group x 16 bytes of D, by ldmatrix.x4.trans from the raw
-// tile, two byte_perm per register pair and stmatrix.x4 into V^T (fp8_layout.h gives the
-// fragments; tests/cpp/test_sm90_fp8_layout.cpp simulates them): 512 bytes for about ten
-// instructions a thread. Keys at and past valid_rows are written as zeros (0 * NaN would survive
-// P = 0); that tile takes the slower path of a step at a time with the masks.
-template <class Tr>
-struct VTransposer {
-  static_assert(Tr::kQkvFp8 && (Tr::kBlockN == 192 || Tr::kBlockN == 128 || Tr::kBlockN == 64),
-                "V^T rows: one or two swizzle rows of keys");
-  static constexpr int kGroups = Tr::kBlockN / 32;
-  static constexpr int kUnits = Tr::kHeadDim / 16;
-  // Groups whose reads are in flight together: all of a unit's (half of the six of a 192-key
-  // tile), or two where the producer warpgroup runs on 24 registers.
-  static constexpr int kBatch = Tr::kProducerRegs >= 40 ? (kGroups > 4 ? kGroups / 2 : kGroups) : 2;
-  static_assert(kGroups % kBatch == 0, "whole batches of groups");
-
-  // Warp w of the kWidenerWarps moves column units w, w + kWidenerWarps, ...: per unit, the
-  // kGroups steps' ldmatrix reads are issued in batches (their addresses differ by constants),
-  // then their stmatrix writes. What depends on the lane (row addresses, swizzles) is computed
-  // once a tile, what depends on the unit once a unit.
-  __device__ static void transpose(const char* raw, char* vt, int valid_rows, int u) {
-    const int lane = u % 32;
-    const int q = lane % 4;
-    // The lane's row addresses. Raw: key 32 g + lane of the 128-byte swizzled chunk unit / 8,
-    // unit unit % 8 (swizzled by key % 8 = lane % 8); at D = 64 of the one chunk of 64-byte rows,
-    // unit `unit` (swizzled by (key / 2) % 4 = (lane / 2) % 4). V^T: row 16 unit + stsm_d(lane) of
-    // group g's part, position unit 2 group_in_part(g) + lane / 16 (swizzled by the row: 128-byte
-    // rows by d % 8, 64-byte rows by (d / 2) % 4, both fixed by the lane as 16 unit leaves them).
-    constexpr int kRaw = Tr::kRowBytes;
-    const uint32_t raw_lane = static_cast<uint32_t>(__cvta_generic_to_shared(raw)) + lane * kRaw;
-    const int raw_swizzle = kRaw == 128 ? lane % 8 : (lane / 2) % 4;
-    const int sd = fp8::stsm_d(lane);
-    const uint32_t vt_base = static_cast<uint32_t>(__cvta_generic_to_shared(vt));
-    const int pos_unit = fp8::stsm_pos(lane) / 16;
-    // The lane's raw row at column unit `unit`, its V^T row of that unit in group g's part, and
-    // group g's position unit in that row: together fp8::vt_store_offset, split so that the
-    // lane's terms are computed once a tile and the unit's once a unit.
-    auto unit_src = [&](int unit) {
-      return raw_lane + (unit / 8) * (Tr::kBlockN * kRaw) + (((unit % 8) ^ raw_swizzle) << 4);
-    };
-    auto unit_dst = [&](int unit, int g) {
-      const int row_bytes = fp8::vt_group_row_bytes(g, Tr::kBlockN);
-      return vt_base + fp8::vt_group_part(g, Tr::kHeadDim) + sd * row_bytes + 16 * unit * row_bytes;
-    };
-    auto group_at = [&](int g) {
-      // (16 unit + sd leaves the swizzle to sd)
-      const int swizzle = fp8::vt_swizzle(sd, fp8::vt_group_row_bytes(g, Tr::kBlockN));
-      return static_cast<uint32_t>(((2 * fp8::vt_group_rank(g) + pos_unit) ^ swizzle) << 4);
-    };
-    if (valid_rows < Tr::kBlockN) {
-      // The tile that crosses kv_len (one a work item): step by step, zeroing the keys past it.
-#pragma unroll 1
-      for (int step = u / 32; step < kGroups * kUnits; step += kWidenerWarps) {
-        const int g = step / kUnits, unit = step % kUnits;
-        uint32_t r[4];
-        ldsm_t4(unit_src(unit) + g * (32 * kRaw), r);
-#pragma unroll
-        for (int m = 0; m < 4; ++m) {
-          const int k0 = 32 * g + 8 * m + 2 * q;  // register m: keys k0 (bytes 0, 1) and k0 + 1
-          const uint32_t keep = (k0 < valid_rows ? 0x0000ffffu : 0u) | (k0 + 1 < valid_rows ? 0xffff0000u : 0u);
-          r[m] &= keep;
-        }
-        stsm4(unit_dst(unit, g) + group_at(g), r);
-      }
-      return;
-    }
-    uint32_t group_offset[kGroups];
-#pragma unroll
-    for (int g = 0; g < kGroups; ++g) group_offset[g] = group_at(g);
-#pragma unroll 1
-    for (int unit = u / 32; unit < kUnits; unit += kWidenerWarps) {
-      const uint32_t src = unit_src(unit);
-#pragma unroll
-      for (int g0 = 0; g0 < kGroups; g0 += kBatch) {
-        uint32_t r[kBatch][4];
-#pragma unroll
-        for (int g = 0; g < kBatch; ++g) ldsm_t4(src + (g0 + g) * 32 * kRaw, r[g]);
-#pragma unroll
-        for (int g = 0; g < kBatch; ++g) stsm4(unit_dst(unit, g0 + g) + group_offset[g0 + g], r[g]);
-      }
-    }
-  }
-
- private:
-  __device__ static void ldsm_t4(uint32_t src, uint32_t (&r)[4]) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(src));
-  }
-  // The V^T words of ldmatrix registers r (fp8::stored_words), written by stmatrix.x4 at dst.
-  __device__ static void stsm4(uint32_t dst, const uint32_t (&r)[4]) {
-    uint32_t w[4];
-    fp8::stored_words(r, w);
-    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(dst), "r"(w[0]), "r"(w[1]),
-                 "r"(w[2]), "r"(w[3])
-                 : "memory");
-  }
-};
 
 __device__ __forceinline__ void cp_async_16_zfill(uint32_t dst, const void* src, bool valid) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)

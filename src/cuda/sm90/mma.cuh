@@ -184,7 +184,7 @@ struct WarpgroupMma {
 
 // e4m3 Q, K and V (Tr::kQkvFp8) on FP8 WGMMA (k = 32 a step):
 //   S  = Q K^T   both from shared memory, K-major (rows of 128 e4m3 bytes, as loaded)
-//   O += P V     P from registers as e4m3, B = V^T K-major (keys permuted, load.cuh VTransposer)
+//   O += P V     P from registers as e4m3, B = V^T K-major (keys permuted, fp8_stage.cuh VTransposer)
 // P is quantised as 256 p (p <= 1 without lazy rescaling, which these traits turn off, so at most
 // 256 < 448): the power of two keeps small probabilities among e4m3's normal numbers, and O is
 // scaled back by kOScale = 1 / 256 once, after the last tile. Where Tr::kFoldPScale says so the
@@ -198,7 +198,7 @@ struct WarpgroupMma {
 template <class Tr>
 struct WarpgroupMma<__nv_fp8_e4m3, Tr> {
   static_assert(Tr::kQkvFp8 && (Tr::kBlockN == 192 || Tr::kBlockN == 128 || Tr::kBlockN == 64),
-                "V^T rows: 128- or 64-byte swizzle rows (load.cuh VTransposer)");
+                "V^T rows: 128- or 64-byte swizzle rows (fp8_stage.cuh VTransposer)");
   static_assert(!Tr::kLazySchedule, "256 p must stay within e4m3's range: p <= 1");
   static constexpr int kSRegs = Tr::kBlockN / 2;   // 64 x kBlockN fp32 over 128 threads
   static constexpr int kORegs = Tr::kHeadDim / 2;  // 64 x D fp32 over 128 threads

@@ -143,7 +143,7 @@ __device__ __forceinline__ void widen_tile(const Work& w, const KeyBand& band, c
 }
 
 // e4m3 Q/K/V: the transposing warps over one work tile, in the producer's tile order: each raw V
-// tile into the next V^T stage (load.cuh VTransposer). `state` (V stages) and `raw` carry across
+// tile into the next V^T stage (fp8_stage.cuh VTransposer). `state` (V stages) and `raw` carry across
 // work tiles.
 template <class Tr>
 __device__ __forceinline__ void transpose_tile(const Work& w, const KeyBand& band, char* smem, const BarriersOf<Tr>& bars,

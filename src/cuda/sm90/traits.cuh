@@ -129,7 +129,7 @@ struct Traits {
   // e4m3 KV: the producer warpgroup's warps 1-3 widen the raw tiles. setmaxnreg moves registers
   // inside the CTA's launch allocation (384 x 168 = 64512; 240 for the consumers would wait
   // forever): 128 * 40 + 256 * 232. At 224 the consumers' main loop spilled once the epilogue's
-  // nvfp4 encoder was inlined without divisions; the wideners (load.cuh) keep a few per-tile
+  // nvfp4 encoder was inlined without divisions; the wideners (fp8_stage.cuh) keep a few per-tile
   // values in local memory instead, outside their per-unit work. e4m3 Q/K/V: 40 / 232 too (the
   // transposing warps' needs).
   // e4m3 Q/K/V at D = 256 on 128-key tiles (S 64, P 16 and O 128 registers a consumer thread):
