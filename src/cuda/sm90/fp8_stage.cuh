@@ -10,13 +10,11 @@
 #include <cuda_fp8.h>
 #include <stdint.h>
 
-#include "core/params.h"
 #include "cuda/sm80/ptx.cuh"
 #include "cuda/sm90/fp8_layout.h"
-#include "cuda/sm90/pipeline.cuh"
+#include "cuda/sm90/pipeline.cuh"  // kWidenerWarps
 #include "cuda/sm90/smem_layout.cuh"
 #include "cuda/sm90/traits.cuh"
-#include "cuda/sm90/work.cuh"
 
 namespace ctxattn {
 namespace sm90 {
