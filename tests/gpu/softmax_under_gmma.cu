@@ -1,0 +1,293 @@
+// Micro-benchmark for the Hopper kernel's tile period (docs/perf-notes.md "sm90 v24"): how many
+// cycles one consumer warpgroup's softmax step takes (RowSoftmax::update, O's rescale and the
+// packing of P, as in kernel.cuh, on a 64 x 128 fp32 tile) while a second warpgroup of the same
+// CTA keeps the tensor cores busy with the kernel's own WGMMAs, against the same step with the
+// second warpgroup idle or running the same softmax. One CTA on one SM, no global traffic in the
+// timed part; shared-memory operands hold zeros (the timing does not depend on values).
+//
+// Built with the tools in builds with the Hopper backend (`make build`):
+//   build/ctxattn_softmax_under_gmma     (needs an sm_90 GPU; prints two tables, about a second)
+// or alone, from the repository root:
+//   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -Isrc -Iinclude \
+//     -isystem .deps/cutlass-4.2.0.0/include tests/gpu/softmax_under_gmma.cu -o softmax_under_gmma
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "cuda/sm90/mma.cuh"
+#include "cuda/sm90/softmax.cuh"
+#include "cuda/sm90/traits.cuh"
+
+namespace {
+
+using ctxattn::sm90::RowSoftmax;
+using Tr = ctxattn::sm90::Traits<128>;
+using Mma = ctxattn::sm90::WarpgroupMma<__nv_bfloat16, Tr>;
+
+constexpr int kQBytes = 64 * 128 * 2;   // one warpgroup's Q tile
+constexpr int kKvBytes = 128 * 128 * 2; // a K or V tile of 128 keys
+constexpr int kSmemBytes = 1024 + 2 * kQBytes + 2 * kKvBytes;  // Q, P, K, V
+
+enum Mode : int {
+  kIdle = 0,      // the second warpgroup waits
+  kQk = 1,        // back-to-back S = Q K^T (both operands from shared memory)
+  kPvRs = 2,      // back-to-back O += P V, P from registers (the kernel's form)
+  kPvSs = 3,      // back-to-back O += P V, P from shared memory
+  kQkPvRs = 4,    // the kernel's step: Q K^T and P V (P from registers) issued together, then waited for
+  kQkPvSs = 5,    // the same with P from shared memory
+  kSoftmax = 6,   // the same softmax step as the timed warpgroup
+  kModes = 7,
+};
+const char* const kModeNames[kModes] = {"idle", "QK^T (SS)", "PV (RS)", "PV (SS)", "QK^T + PV (RS)", "QK^T + PV (SS)",
+                                        "softmax"};
+
+// O += P V with P from shared memory: P laid out as a Q tile (64 rows of kBlockN keys, K-major,
+// 128-byte swizzled chunks of 64 keys), V as the kernel's V stage (MN-major).
+__device__ __forceinline__ void pv_ss(float (&o)[Mma::kORegs], uint32_t p, uint32_t v) {
+  using Op = ctxattn::sm90::gmma::MMA_64x128x16_F32BF16BF16_SS<ctxattn::sm90::gmma::Major::K,
+                                                               ctxattn::sm90::gmma::Major::MN>;
+  ctxattn::sm90::fence_operands(o);
+  cute::warpgroup_arrive();
+#pragma unroll
+  for (int kk = 0; kk < Tr::kBlockN / 16; ++kk) {
+    const uint32_t in_chunk = (kk % 4) * 32;
+    const uint64_t a = ctxattn::sm90::sw128_desc(p + (kk / 4) * (64 * 128) + in_chunk, 16, ctxattn::sm90::kGroupBytes);
+    const uint64_t b = ctxattn::sm90::sw128_desc(v + kk * 2 * Tr::kKvGroupStride, Tr::kKvChunkStride, Tr::kKvGroupStride);
+    ctxattn::sm90::ss_fma<Op>(a, b, o, ctxattn::sm90::gmma::ScaleOut::One, std::make_index_sequence<Mma::kORegs>{});
+  }
+  cute::warpgroup_commit_batch();
+  ctxattn::sm90::fence_operands(o);
+}
+
+struct Step {
+  float s[Mma::kSRegs];
+  float o[Mma::kORegs];
+  uint32_t p[Mma::kPRegs];
+};
+
+// Parts of the timed step, to see which of them the neighbour's GEMMs slow down.
+enum Part : int {
+  kWhole = 0,     // one softmax step as kernel.cuh runs it for an unmasked tile (below)
+  kNoRescale = 1, // without O's rescale (64 multiplies)
+  kNoPack = 2,    // without packing P into bf16 pairs (32 conversions)
+  kUpdateOnly = 3,// RowSoftmax::update alone
+  kRegenOnly = 4, // only the benchmark's own score regeneration (64 FFMA)
+  kNoMufu = 5,    // update only, each exp2 replaced by a multiply (same instruction count, no MUFU)
+  kParts = 6,
+};
+const char* const kPartNames[kParts] = {"whole step",        "no O rescale", "no P packing", "update only",
+                                        "regeneration only", "update, exp2 -> FMUL"};
+
+// RowSoftmax::update with the same instructions but a multiply in place of each exp2 (wrong
+// values; the timing of the step if the MUFU pipe were free).
+__device__ __forceinline__ void update_without_mufu(float (&s)[Mma::kSRegs], float (&row_max)[2], float (&row_sum)[2],
+                                                    const float (&scale)[2]) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float m0 = s[2 * h], m1 = s[2 * h + 1];
+#pragma unroll
+    for (int j = 1; j < Mma::kSRegs / 4; ++j) {
+      m0 = fmaxf(m0, s[4 * j + 2 * h]);
+      m1 = fmaxf(m1, s[4 * j + 2 * h + 1]);
+    }
+    float m = fmaxf(m0, m1);
+    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 1));
+    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, 2));
+    const float new_max = fmaxf(row_max[h], m * scale[h]);
+    const float correction = (row_max[h] - new_max) * 0.5f;
+    row_max[h] = new_max;
+    float sum0 = 0.0f, sum1 = 0.0f;
+#pragma unroll
+    for (int j = 0; j < Mma::kSRegs / 4; ++j) {
+      float& a = s[4 * j + 2 * h];
+      float& b = s[4 * j + 2 * h + 1];
+      a = fmaf(a, scale[h], -new_max) * 0.5f;
+      b = fmaf(b, scale[h], -new_max) * 0.5f;
+      sum0 += a;
+      sum1 += b;
+    }
+    row_sum[h] = row_sum[h] * correction + (sum0 + sum1);
+  }
+}
+
+// One softmax step as kernel.cuh runs it for an unmasked tile (update, O's rescale, P packed),
+// then the scores of the next step made from this step's probabilities (one FFMA a score), so
+// nothing is loop-invariant.
+template <int kPart>
+__device__ __forceinline__ void softmax_step(Step& st, RowSoftmax<Mma::kSRegs, false>& softmax, const float (&scale)[2]) {
+  float correction[2] = {1.0f, 1.0f};
+  if (kPart == kNoMufu) {
+    update_without_mufu(st.s, softmax.row_max, softmax.row_sum, scale);
+  } else if (kPart != kRegenOnly) {
+    softmax.update(st.s, scale, correction);
+  }
+  if (kPart == kWhole || kPart == kNoPack) {
+#pragma unroll
+    for (int j = 0; j < Mma::kORegs / 4; ++j) {
+      st.o[4 * j] *= correction[0];
+      st.o[4 * j + 1] *= correction[0];
+      st.o[4 * j + 2] *= correction[1];
+      st.o[4 * j + 3] *= correction[1];
+    }
+  }
+  if (kPart == kWhole || kPart == kNoRescale) Mma::to_operand(st.s, st.p);
+#pragma unroll
+  for (int i = 0; i < Mma::kSRegs; ++i) st.s[i] = fmaf(st.s[i], 24.0f, static_cast<float>(i % 7));
+}
+
+template <int kPart>
+__device__ __forceinline__ long long timed_steps(Step& st, RowSoftmax<Mma::kSRegs, false>& softmax,
+                                               const float (&scale)[2], int steps) {
+  const long long t0 = clock64();
+  for (int i = 0; i < steps; ++i) softmax_step<kPart>(st, softmax, scale);
+  return clock64() - t0;
+}
+
+__global__ void __launch_bounds__(256, 1) probe(int mode, int part, int steps, int gemm_steps, long long* cycles, float* sink) {
+  extern __shared__ char smem_raw[];
+  char* smem = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  // Small bf16 values of both signs (a hash of the position), so that the tensor cores see data
+  // of the kind they multiply in the kernel.
+  for (int i = threadIdx.x; i < (2 * kQBytes + 2 * kKvBytes) / 4; i += blockDim.x) {
+    const uint32_t h = static_cast<uint32_t>(i) * 2654435761u;
+    const __nv_bfloat162 x = __floats2bfloat162_rn(static_cast<float>(static_cast<int>(h >> 24) - 128) / 64.0f,
+                                                   static_cast<float>(static_cast<int>((h >> 8) & 255u) - 128) / 64.0f);
+    reinterpret_cast<__nv_bfloat162*>(smem)[i] = x;
+  }
+  __syncthreads();
+  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  const uint32_t q = base, pt = base + kQBytes, k = base + 2 * kQBytes, v = base + 2 * kQBytes + kKvBytes;
+  const int wg = threadIdx.x / 128;
+  const int t = threadIdx.x % 128;
+
+  float acc = 0.0f;
+  long long t0 = 0, t1 = 0;
+  if (wg == 0 || mode == kSoftmax) {
+    Step st;
+#pragma unroll
+    for (int i = 0; i < Mma::kSRegs; ++i) st.s[i] = static_cast<float>((t * 37 + i * 11) % 97) * 0.25f;
+#pragma unroll
+    for (int i = 0; i < Mma::kORegs; ++i) st.o[i] = 1.0f;
+    const float start[2] = {-CUDART_INF_F, -CUDART_INF_F};
+    RowSoftmax<Mma::kSRegs, false> softmax(start);
+    const float scale[2] = {0.125f * ctxattn::sm90::kLog2e, 0.125f * ctxattn::sm90::kLog2e};
+    long long took = 0;
+    switch (part) {
+      case kWhole: took = timed_steps<kWhole>(st, softmax, scale, steps); break;
+      case kNoRescale: took = timed_steps<kNoRescale>(st, softmax, scale, steps); break;
+      case kNoPack: took = timed_steps<kNoPack>(st, softmax, scale, steps); break;
+      case kUpdateOnly: took = timed_steps<kUpdateOnly>(st, softmax, scale, steps); break;
+      case kRegenOnly: took = timed_steps<kRegenOnly>(st, softmax, scale, steps); break;
+      default: took = timed_steps<kNoMufu>(st, softmax, scale, steps); break;
+    }
+    t1 = took;
+    acc = softmax.row_sum[0] + softmax.row_sum[1];
+#pragma unroll
+    for (int i = 0; i < Mma::kORegs; ++i) acc += st.o[i] + st.s[i % Mma::kSRegs];
+#pragma unroll
+    for (int i = 0; i < Mma::kPRegs; ++i) acc += static_cast<float>(st.p[i] & 1u);
+  } else if (mode != kIdle) {
+    float s[Mma::kSRegs], o[Mma::kORegs];
+    uint32_t p[Mma::kPRegs];
+#pragma unroll
+    for (int i = 0; i < Mma::kORegs; ++i) o[i] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < Mma::kPRegs; ++i) p[i] = 0x3c003c00u + static_cast<uint32_t>((t * 7 + i) % 31) * 0x00010001u;
+    t0 = clock64();
+    if (mode == kQk) {
+      for (int i = 0; i < gemm_steps; ++i) {
+        Mma::qk(s, q, k);
+        cute::warpgroup_wait<0>();
+        acc += s[0];  // each S read: ptxas drops the GEMMs of a result nobody reads
+      }
+    } else if (mode == kPvRs) {
+      for (int i = 0; i < gemm_steps; ++i) {
+        Mma::pv(o, p, v);
+        cute::warpgroup_wait<0>();
+      }
+    } else if (mode == kPvSs) {
+      for (int i = 0; i < gemm_steps; ++i) {
+        pv_ss(o, pt, v);
+        cute::warpgroup_wait<0>();
+      }
+    } else if (mode == kQkPvRs) {
+      for (int i = 0; i < gemm_steps; ++i) {
+        Mma::qk(s, q, k);
+        Mma::pv(o, p, v);
+        cute::warpgroup_wait<0>();
+        acc += s[0];
+      }
+    } else {
+      for (int i = 0; i < gemm_steps; ++i) {
+        Mma::qk(s, q, k);
+        pv_ss(o, pt, v);
+        cute::warpgroup_wait<0>();
+        acc += s[0];
+      }
+    }
+    t1 = clock64();
+#pragma unroll
+    for (int i = 0; i < Mma::kORegs; ++i) acc += o[i] + s[i % Mma::kSRegs];
+  }
+  if (t == 0) {
+    cycles[2 * wg] = t0;
+    cycles[2 * wg + 1] = t1;
+  }
+  sink[threadIdx.x] = acc;
+}
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+}  // namespace
+
+int main() {
+  long long* cycles = nullptr;
+  float* sink = nullptr;
+  check(cudaMalloc(&cycles, 4 * sizeof(long long)), "cudaMalloc cycles");
+  check(cudaMalloc(&sink, 256 * sizeof(float)), "cudaMalloc sink");
+  check(cudaFuncSetAttribute(probe, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes), "smem opt-in");
+  const int steps = 2000;
+  // Long enough that the GEMMs outlast the timed softmax steps (checked in the output).
+  const int gemm_steps = 12000;
+  auto measure = [&](int mode, int part, long long* other) {
+    long long best = -1;
+    for (int rep = 0; rep < 5; ++rep) {
+      probe<<<1, 256, kSmemBytes>>>(mode, part, steps, gemm_steps, cycles, sink);
+      check(cudaGetLastError(), "launch");
+      check(cudaDeviceSynchronize(), "run");
+      long long c[4];
+      check(cudaMemcpy(c, cycles, sizeof(c), cudaMemcpyDeviceToHost), "copy");
+      const long long mine = c[1] - c[0];
+      if (best < 0 || mine < best) {
+        best = mine;
+        *other = c[3] - c[2];
+      }
+    }
+    return best;
+  };
+  std::printf("second warpgroup  softmax step (cycles)  second warpgroup (cycles)  its step (cycles)  covered\n");
+  for (int mode = 0; mode < kModes; ++mode) {
+    long long other = 0;
+    const long long best = measure(mode, kWhole, &other);
+    const int other_steps = mode == kSoftmax ? steps : gemm_steps;
+    std::printf("%-17s %21.1f  %25lld  %17.1f  %s\n", kModeNames[mode], static_cast<double>(best) / steps, other,
+                mode == kIdle ? 0.0 : static_cast<double>(other) / other_steps,
+                mode == kIdle || other >= best ? "all" : "NOT ALL");
+  }
+  std::printf("\npart of the step    alone (cycles)  beside QK^T + PV (RS) (cycles)\n");
+  for (int part = 0; part < kParts; ++part) {
+    long long other = 0;
+    const long long alone = measure(kIdle, part, &other);
+    const long long beside = measure(kQkPvRs, part, &other);
+    std::printf("%-19s %14.1f  %30.1f%s\n", kPartNames[part], static_cast<double>(alone) / steps,
+                static_cast<double>(beside) / steps, other >= beside ? "" : "  (GEMMs ended first)");
+  }
+  return 0;
+}
