@@ -75,10 +75,29 @@ enum Part : int {
   kUpdateOnly = 3,// RowSoftmax::update alone
   kRegenOnly = 4, // only the benchmark's own score regeneration (64 FFMA)
   kNoMufu = 5,    // update only, each exp2 replaced by a multiply (same instruction count, no MUFU)
-  kParts = 6,
+  kNoSums = 6,    // update only, without the row sums (64 FADD; what a denominator from the tensor cores saves)
+  kMaxOnly = 7,   // the row maxima and corrections alone (RowSoftmax::prepare)
+  kParts = 8,
 };
-const char* const kPartNames[kParts] = {"whole step",        "no O rescale", "no P packing", "update only",
-                                        "regeneration only", "update, exp2 -> FMUL"};
+const char* const kPartNames[kParts] = {"whole step",           "no O rescale",        "no P packing",
+                                        "update only",          "regeneration only",   "update, exp2 -> FMUL",
+                                        "update, no row sums",  "maxima only"};
+
+// RowSoftmax::update without its row sums (the maxima and exp2 as update computes them).
+__device__ __forceinline__ void update_without_sums(float (&s)[Mma::kSRegs], RowSoftmax<Mma::kSRegs, false>& softmax,
+                                                    const float (&scale)[2]) {
+  float correction[2], base[2];
+  softmax.prepare(s, scale, correction, base);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+#pragma unroll
+    for (int j = 0; j < Mma::kSRegs / 4; ++j) {
+      s[4 * j + 2 * h] = ctxattn::fast_exp2(fmaf(s[4 * j + 2 * h], scale[h], -base[h]));
+      s[4 * j + 2 * h + 1] = ctxattn::fast_exp2(fmaf(s[4 * j + 2 * h + 1], scale[h], -base[h]));
+    }
+    softmax.row_sum[h] *= correction[h];
+  }
+}
 
 // RowSoftmax::update with the same instructions but a multiply in place of each exp2 (wrong
 // values; the timing of the step if the MUFU pipe were free).
@@ -120,6 +139,13 @@ __device__ __forceinline__ void softmax_step(Step& st, RowSoftmax<Mma::kSRegs, f
   float correction[2] = {1.0f, 1.0f};
   if (kPart == kNoMufu) {
     update_without_mufu(st.s, softmax.row_max, softmax.row_sum, scale);
+  } else if (kPart == kNoSums) {
+    update_without_sums(st.s, softmax, scale);
+  } else if (kPart == kMaxOnly) {
+    float base[2];
+    softmax.prepare(st.s, scale, correction, base);
+#pragma unroll
+    for (int i = 0; i < Mma::kSRegs; ++i) st.s[i] -= base[i / 2 % 2];  // the maxima feed the next scores
   } else if (kPart != kRegenOnly) {
     softmax.update(st.s, scale, correction);
   }
@@ -180,7 +206,9 @@ __global__ void __launch_bounds__(256, 1) probe(int mode, int part, int steps, i
       case kNoPack: took = timed_steps<kNoPack>(st, softmax, scale, steps); break;
       case kUpdateOnly: took = timed_steps<kUpdateOnly>(st, softmax, scale, steps); break;
       case kRegenOnly: took = timed_steps<kRegenOnly>(st, softmax, scale, steps); break;
-      default: took = timed_steps<kNoMufu>(st, softmax, scale, steps); break;
+      case kNoMufu: took = timed_steps<kNoMufu>(st, softmax, scale, steps); break;
+      case kNoSums: took = timed_steps<kNoSums>(st, softmax, scale, steps); break;
+      default: took = timed_steps<kMaxOnly>(st, softmax, scale, steps); break;
     }
     t1 = took;
     acc = softmax.row_sum[0] + softmax.row_sum[1];
