@@ -6,7 +6,9 @@
 // timed part; shared-memory operands hold zeros (the timing does not depend on values).
 //
 // Built with the tools in builds with the Hopper backend (`make build`):
-//   build/ctxattn_softmax_under_gmma     (needs an sm_90 GPU; prints two tables, about a second)
+//   build/ctxattn_softmax_under_gmma     (needs an sm_90 GPU; about a second)
+// It prints the softmax step's cycles beside each kind of neighbour, the step's parts alone and
+// beside the kernel's GEMMs, and a check of the rows' sums of P computed on the tensor cores.
 // or alone, from the repository root:
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -Isrc -Iinclude \
 //     -isystem .deps/cutlass-4.2.0.0/include tests/gpu/softmax_under_gmma.cu -o softmax_under_gmma
@@ -28,7 +30,8 @@ using Mma = ctxattn::sm90::WarpgroupMma<__nv_bfloat16, Tr>;
 
 constexpr int kQBytes = 64 * 128 * 2;   // one warpgroup's Q tile
 constexpr int kKvBytes = 128 * 128 * 2; // a K or V tile of 128 keys
-constexpr int kSmemBytes = 1024 + 2 * kQBytes + 2 * kKvBytes;  // Q, P, K, V
+constexpr int kOnesBytes = 512;        // bf16 ones: B of the row sums' GEMM
+constexpr int kSmemBytes = 1024 + 2 * kQBytes + 2 * kKvBytes + kOnesBytes;  // Q, P, K, V, ones
 
 enum Mode : int {
   kIdle = 0,      // the second warpgroup waits
@@ -37,11 +40,12 @@ enum Mode : int {
   kPvSs = 3,      // back-to-back O += P V, P from shared memory
   kQkPvRs = 4,    // the kernel's step: Q K^T and P V (P from registers) issued together, then waited for
   kQkPvSs = 5,    // the same with P from shared memory
-  kSoftmax = 6,   // the same softmax step as the timed warpgroup
-  kModes = 7,
+  kQkPvSums = 6,  // the kernel's step with the rows' sums of P on the tensor cores (P x ones, 64 x 8)
+  kSoftmax = 7,   // the same softmax step as the timed warpgroup
+  kModes = 8,
 };
-const char* const kModeNames[kModes] = {"idle", "QK^T (SS)", "PV (RS)", "PV (SS)", "QK^T + PV (RS)", "QK^T + PV (SS)",
-                                        "softmax"};
+const char* const kModeNames[kModes] = {"idle",           "QK^T (SS)",      "PV (RS)",           "PV (SS)",
+                                        "QK^T + PV (RS)", "QK^T + PV (SS)", "QK^T + PV + sums", "softmax"};
 
 // O += P V with P from shared memory: P laid out as a Q tile (64 rows of kBlockN keys, K-major,
 // 128-byte swizzled chunks of 64 keys), V as the kernel's V stage (MN-major).
@@ -66,6 +70,95 @@ struct Step {
   float o[Mma::kORegs];
   uint32_t p[Mma::kPRegs];
 };
+
+// O += P V as Mma::pv, and in the same group sums += P x ones (eight 64 x 8 x 16 RS GEMMs, B an
+// unswizzled block of ones whose core matrices are 128 bytes apart both ways: every address the
+// descriptor reaches holds 1.0): the rows' sums of P, as docs/results/2026-12-04-h200-v24/
+// sm90-row-sums-on-tensor-cores.patch computes them in the kernel.
+__device__ __forceinline__ void pv_with_sums(float (&o)[Mma::kORegs], float (&sums)[4], uint32_t (&p)[Mma::kPRegs],
+                                             uint32_t v, uint32_t ones) {
+  using Op = ctxattn::sm90::gmma::MMA_64x128x16_F32BF16BF16_RS<ctxattn::sm90::gmma::Major::K,
+                                                               ctxattn::sm90::gmma::Major::MN>;
+  using SumOp = ctxattn::sm90::gmma::MMA_64x8x16_F32BF16BF16_RS<ctxattn::sm90::gmma::Major::K,
+                                                               ctxattn::sm90::gmma::Major::MN>;
+  cute::GmmaDescriptor d;
+  d.bitfield.start_address_ = static_cast<uint16_t>(ones >> 4);
+  d.bitfield.leading_byte_offset_ = static_cast<uint16_t>(128 >> 4);
+  d.bitfield.stride_byte_offset_ = static_cast<uint16_t>(128 >> 4);
+  d.bitfield.base_offset_ = 0;
+  d.bitfield.layout_type_ = static_cast<uint8_t>(ctxattn::sm90::gmma::LayoutType::INTERLEAVE);
+  const uint64_t ones_desc = d.desc_;
+  ctxattn::sm90::fence_operands(o);
+  ctxattn::sm90::fence_operands(p);
+  ctxattn::sm90::fence_operands(sums);
+  cute::warpgroup_arrive();
+#pragma unroll
+  for (int kk = 0; kk < Tr::kBlockN / 16; ++kk) {
+    const uint64_t b = ctxattn::sm90::sw128_desc(v + kk * 2 * Tr::kKvGroupStride, Tr::kKvChunkStride, Tr::kKvGroupStride);
+    const uint32_t a[4] = {p[4 * kk], p[4 * kk + 1], p[4 * kk + 2], p[4 * kk + 3]};
+    ctxattn::sm90::rs_fma<Op>(a, b, o, std::make_index_sequence<Mma::kORegs>{});
+    ctxattn::sm90::rs_fma<SumOp>(a, ones_desc, sums, std::make_index_sequence<4>{});
+  }
+  cute::warpgroup_commit_batch();
+  ctxattn::sm90::fence_operands(o);
+  ctxattn::sm90::fence_operands(p);
+  ctxattn::sm90::fence_operands(sums);
+}
+
+// The row sums' GEMM checked against the lanes' own sums of their P registers (register 4kk + r
+// of the A operand: r = 0 and 2 hold row g's pairs, 1 and 3 row g + 8's): the largest |difference|
+// over the warpgroup, and the largest sum, to out[0] and out[1].
+__global__ void __launch_bounds__(128, 1) check_row_sums(float* out) {
+  extern __shared__ char smem_raw[];
+  char* smem = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  for (int i = threadIdx.x; i < (2 * kQBytes + 2 * kKvBytes) / 4; i += blockDim.x) {
+    reinterpret_cast<uint32_t*>(smem)[i] = 0;
+  }
+  uint32_t* ones_words = reinterpret_cast<uint32_t*>(smem + 2 * kQBytes + 2 * kKvBytes);
+  for (int i = threadIdx.x; i < kOnesBytes / 4; i += blockDim.x) ones_words[i] = 0x3f803f80u;  // bf16 1.0 pairs
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  const int t = threadIdx.x;
+  float o[Mma::kORegs], sums[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  uint32_t p[Mma::kPRegs];
+#pragma unroll
+  for (int i = 0; i < Mma::kORegs; ++i) o[i] = 0.0f;
+#pragma unroll
+  for (int i = 0; i < Mma::kPRegs; ++i) {
+    const uint32_t h = static_cast<uint32_t>(t * Mma::kPRegs + i) * 2654435761u;
+    const __nv_bfloat162 x = __floats2bfloat162_rn(static_cast<float>(h >> 24) / 256.0f,
+                                                   static_cast<float>((h >> 8) & 255u) / 256.0f);
+    p[i] = *reinterpret_cast<const uint32_t*>(&x);
+  }
+  pv_with_sums(o, sums, p, base + 2 * kQBytes + kKvBytes, base + 2 * kQBytes + 2 * kKvBytes);
+  cute::warpgroup_wait<0>();
+  float lane[2] = {0.0f, 0.0f};
+#pragma unroll
+  for (int i = 0; i < Mma::kPRegs; ++i) {
+    const float2 f = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&p[i]));
+    lane[i % 2] += f.x + f.y;
+  }
+  float diff = 0.0f, largest = 0.0f;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const float total = ctxattn::quad_sum(lane[h]);
+    diff = fmaxf(diff, fmaxf(fabsf(sums[2 * h] - total), fabsf(sums[2 * h + 1] - total)));
+    largest = fmaxf(largest, total);
+  }
+  for (int off = 16; off > 0; off /= 2) {
+    diff = fmaxf(diff, __shfl_xor_sync(0xffffffffu, diff, off));
+    largest = fmaxf(largest, __shfl_xor_sync(0xffffffffu, largest, off));
+  }
+  if (t % 32 == 0) {
+    atomicMax(reinterpret_cast<int*>(&out[0]), __float_as_int(diff));
+    atomicMax(reinterpret_cast<int*>(&out[1]), __float_as_int(largest));
+  }
+  float acc = 0.0f;
+#pragma unroll
+  for (int i = 0; i < Mma::kORegs; ++i) acc += o[i];
+  if (acc == 12345.0f) out[2] = acc;  // keeps the P V GEMM
+}
 
 // Parts of the timed step, to see which of them the neighbour's GEMMs slow down.
 enum Part : int {
@@ -182,9 +275,13 @@ __global__ void __launch_bounds__(256, 1) probe(int mode, int part, int steps, i
                                                    static_cast<float>(static_cast<int>((h >> 8) & 255u) - 128) / 64.0f);
     reinterpret_cast<__nv_bfloat162*>(smem)[i] = x;
   }
+  uint32_t* ones_words = reinterpret_cast<uint32_t*>(smem + 2 * kQBytes + 2 * kKvBytes);
+  for (int i = threadIdx.x; i < kOnesBytes / 4; i += blockDim.x) ones_words[i] = 0x3f803f80u;  // bf16 1.0 pairs
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   __syncthreads();
   const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   const uint32_t q = base, pt = base + kQBytes, k = base + 2 * kQBytes, v = base + 2 * kQBytes + kKvBytes;
+  const uint32_t ones = base + 2 * kQBytes + 2 * kKvBytes;
   const int wg = threadIdx.x / 128;
   const int t = threadIdx.x % 128;
 
@@ -247,13 +344,22 @@ __global__ void __launch_bounds__(256, 1) probe(int mode, int part, int steps, i
         cute::warpgroup_wait<0>();
         acc += s[0];
       }
-    } else {
+    } else if (mode == kQkPvSs) {
       for (int i = 0; i < gemm_steps; ++i) {
         Mma::qk(s, q, k);
         pv_ss(o, pt, v);
         cute::warpgroup_wait<0>();
         acc += s[0];
       }
+    } else {
+      float sums[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      for (int i = 0; i < gemm_steps; ++i) {
+        Mma::qk(s, q, k);
+        pv_with_sums(o, sums, p, v, ones);
+        cute::warpgroup_wait<0>();
+        acc += s[0];
+      }
+      acc += sums[0] + sums[1] + sums[2] + sums[3];
     }
     t1 = clock64();
 #pragma unroll
@@ -317,5 +423,16 @@ int main() {
     std::printf("%-19s %14.1f  %30.1f%s\n", kPartNames[part], static_cast<double>(alone) / steps,
                 static_cast<double>(beside) / steps, other >= beside ? "" : "  (GEMMs ended first)");
   }
+  float* sums_check = nullptr;
+  check(cudaMalloc(&sums_check, 3 * sizeof(float)), "cudaMalloc sums_check");
+  check(cudaMemset(sums_check, 0, 3 * sizeof(float)), "cudaMemset sums_check");
+  check(cudaFuncSetAttribute(check_row_sums, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes), "smem opt-in");
+  check_row_sums<<<1, 128, kSmemBytes>>>(sums_check);
+  check(cudaGetLastError(), "launch check");
+  check(cudaDeviceSynchronize(), "run check");
+  float got[2];
+  check(cudaMemcpy(got, sums_check, sizeof(got), cudaMemcpyDeviceToHost), "copy check");
+  std::printf("\nrow sums of P on the tensor cores (P x ones): max |difference| from the lanes' own sums %g "
+              "(largest sum %g)\n", got[0], got[1]);
   return 0;
 }
