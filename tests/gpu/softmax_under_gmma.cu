@@ -2,14 +2,13 @@
 // cycles one consumer warpgroup's softmax step takes (RowSoftmax::update, O's rescale and the
 // packing of P, as in kernel.cuh, on a 64 x 128 fp32 tile) while a second warpgroup of the same
 // CTA keeps the tensor cores busy with the kernel's own WGMMAs, against the same step with the
-// second warpgroup idle or running the same softmax. One CTA on one SM, no global traffic in the
-// timed part; shared-memory operands hold zeros (the timing does not depend on values).
+// second warpgroup idle or running the same softmax; then the step's parts alone and beside the
+// kernel's GEMMs; then a check of the rows' sums of P computed on the tensor cores. One CTA on
+// one SM, no global traffic in the timed part; shared-memory operands hold small hashed bf16
+// values. Needs an sm_90 GPU; runs in about a second.
 //
-// Built with the tools in builds with the Hopper backend (`make build`):
-//   build/ctxattn_softmax_under_gmma     (needs an sm_90 GPU; about a second)
-// It prints the softmax step's cycles beside each kind of neighbour, the step's parts alone and
-// beside the kernel's GEMMs, and a check of the rows' sums of P computed on the tensor cores.
-// or alone, from the repository root:
+// Built with the tools in builds with the Hopper backend (`make build`) as
+// build/ctxattn_softmax_under_gmma, or alone from the repository root:
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -Isrc -Iinclude \
 //     -isystem .deps/cutlass-4.2.0.0/include tests/gpu/softmax_under_gmma.cu -o softmax_under_gmma
 #include <cuda_bf16.h>
