@@ -70,6 +70,24 @@ struct Step {
   uint32_t p[Mma::kPRegs];
 };
 
+// The operands in shared memory (1024-aligned): Q, P, K and V tiles of small bf16 values of both
+// signs (a hash of the position, so that the tensor cores see data of the kind they multiply in
+// the kernel), then the ones of the row sums' GEMM, fenced for the tensor cores' reads; the
+// caller synchronises the CTA.
+__device__ char* fill_operands(char* smem_raw) {
+  char* smem = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
+  for (int i = threadIdx.x; i < (2 * kQBytes + 2 * kKvBytes) / 4; i += blockDim.x) {
+    const uint32_t h = static_cast<uint32_t>(i) * 2654435761u;
+    const __nv_bfloat162 x = __floats2bfloat162_rn(static_cast<float>(static_cast<int>(h >> 24) - 128) / 64.0f,
+                                                   static_cast<float>(static_cast<int>((h >> 8) & 255u) - 128) / 64.0f);
+    reinterpret_cast<__nv_bfloat162*>(smem)[i] = x;
+  }
+  uint32_t* ones_words = reinterpret_cast<uint32_t*>(smem + 2 * kQBytes + 2 * kKvBytes);
+  for (int i = threadIdx.x; i < kOnesBytes / 4; i += blockDim.x) ones_words[i] = 0x3f803f80u;  // bf16 1.0 pairs
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  return smem;
+}
+
 // O += P V as Mma::pv, and in the same group sums += P x ones (eight 64 x 8 x 16 RS GEMMs, B an
 // unswizzled block of ones whose core matrices are 128 bytes apart both ways: every address the
 // descriptor reaches holds 1.0): the rows' sums of P, as docs/results/2026-12-04-h200-v24/
@@ -109,13 +127,7 @@ __device__ __forceinline__ void pv_with_sums(float (&o)[Mma::kORegs], float (&su
 // over the warpgroup, and the largest sum, to out[0] and out[1].
 __global__ void __launch_bounds__(128, 1) check_row_sums(float* out) {
   extern __shared__ char smem_raw[];
-  char* smem = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
-  for (int i = threadIdx.x; i < (2 * kQBytes + 2 * kKvBytes) / 4; i += blockDim.x) {
-    reinterpret_cast<uint32_t*>(smem)[i] = 0;
-  }
-  uint32_t* ones_words = reinterpret_cast<uint32_t*>(smem + 2 * kQBytes + 2 * kKvBytes);
-  for (int i = threadIdx.x; i < kOnesBytes / 4; i += blockDim.x) ones_words[i] = 0x3f803f80u;  // bf16 1.0 pairs
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  char* smem = fill_operands(smem_raw);
   __syncthreads();
   const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   const int t = threadIdx.x;
@@ -265,18 +277,7 @@ __device__ __forceinline__ long long timed_steps(Step& st, RowSoftmax<Mma::kSReg
 
 __global__ void __launch_bounds__(256, 1) probe(int mode, int part, int steps, int gemm_steps, long long* cycles, float* sink) {
   extern __shared__ char smem_raw[];
-  char* smem = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t{1023});
-  // Small bf16 values of both signs (a hash of the position), so that the tensor cores see data
-  // of the kind they multiply in the kernel.
-  for (int i = threadIdx.x; i < (2 * kQBytes + 2 * kKvBytes) / 4; i += blockDim.x) {
-    const uint32_t h = static_cast<uint32_t>(i) * 2654435761u;
-    const __nv_bfloat162 x = __floats2bfloat162_rn(static_cast<float>(static_cast<int>(h >> 24) - 128) / 64.0f,
-                                                   static_cast<float>(static_cast<int>((h >> 8) & 255u) - 128) / 64.0f);
-    reinterpret_cast<__nv_bfloat162*>(smem)[i] = x;
-  }
-  uint32_t* ones_words = reinterpret_cast<uint32_t*>(smem + 2 * kQBytes + 2 * kKvBytes);
-  for (int i = threadIdx.x; i < kOnesBytes / 4; i += blockDim.x) ones_words[i] = 0x3f803f80u;  // bf16 1.0 pairs
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  char* smem = fill_operands(smem_raw);
   __syncthreads();
   const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
   const uint32_t q = base, pt = base + kQBytes, k = base + 2 * kQBytes, v = base + 2 * kQBytes + kKvBytes;
