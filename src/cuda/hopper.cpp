@@ -243,14 +243,16 @@ size_t cuda_sm90_workspace_bytes(const Params& p) {
   // call can split.
   int sms = 0;
   if (!cuda_sm_count(p.device_index, &sms).ok()) return 0;
-  int group_floats = 0;
+  // The 16-bit kernels' traits: the most consumer warpgroups of a head dim (the e4m3 kernels have
+  // two, and the same partial a warpgroup).
+  int group_floats = 0, groups = 0;
   switch (p.head_dim) {
-    case 64: group_floats = sm90::Traits<64>::kSplitGroupFloats; break;
-    case 128: group_floats = sm90::Traits<128>::kSplitGroupFloats; break;
-    case 256: group_floats = sm90::Traits<256>::kSplitGroupFloats; break;
+    case 64: group_floats = sm90::Traits<64>::kSplitGroupFloats; groups = sm90::Traits<64>::kConsumerWarpgroups; break;
+    case 128: group_floats = sm90::Traits<128>::kSplitGroupFloats; groups = sm90::Traits<128>::kConsumerWarpgroups; break;
+    case 256: group_floats = sm90::Traits<256>::kSplitGroupFloats; groups = sm90::Traits<256>::kConsumerWarpgroups; break;
     default: return 0;
   }
-  return split_workspace_bytes(p, sms, sm90::kConsumerWarpgroups, group_floats);
+  return split_workspace_bytes(p, sms, groups, group_floats);
 #endif
 }
 
@@ -307,15 +309,18 @@ Status cuda_sm90_supports(const Params& p) {
       !row_stride_ok(p.num_qo_heads, p.out_stride_head, ob)) {
     return unsupported("out: the sm90 backend needs the data pointer and the token / head strides 16-byte aligned");
   }
-  constexpr int64_t kBlockM = sm90::Traits<128>::kBlockM;
+  // M tiles of two or three consumer warpgroups (traits.cuh): the largest bounds the rows a CTA
+  // addresses, the smallest the number of work items.
+  constexpr int64_t kMaxBlockM = sm90::kMaxConsumerWarpgroups * sm90::kRowsPerWarpgroup;
+  constexpr int64_t kMinBlockM = 2 * sm90::kRowsPerWarpgroup;
   // A warpgroup addresses packed rows (query row * G + head) up to a block past the CTA's first.
-  if (p.num_tokens * p.num_qo_heads > INT32_MAX - 2 * kBlockM) {
-    return unsupported("query: num_tokens * num_qo_heads must stay below " + std::to_string(INT32_MAX - 2 * kBlockM) +
+  if (p.num_tokens * p.num_qo_heads > INT32_MAX - 2 * kMaxBlockM) {
+    return unsupported("query: num_tokens * num_qo_heads must stay below " + std::to_string(INT32_MAX - 2 * kMaxBlockM) +
                        " for the sm90 backend");
   }
   int sms = 0;
   CTXATTN_RETURN_IF_ERROR(cuda_sm_count(p.device_index, &sms));
-  if (split_slots(p, sms, static_cast<int>(kBlockM)) * p.batch_size > INT32_MAX) {
+  if (split_slots(p, sms, static_cast<int>(kMinBlockM)) * p.batch_size > INT32_MAX) {
     return unsupported("max_q_len: max_q_len * num_qo_heads * batch_size is too large for one grid of the sm90 "
                        "backend");
   }

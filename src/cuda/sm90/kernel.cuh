@@ -11,12 +11,13 @@
 //   epilogue.cuh  normalisation, LSE, output encodings
 //
 // Warp roles: warpgroup 0 is the producer (its first warp issues every TMA load; the warpgroup
-// gives registers away with setmaxnreg), warpgroups 1 and 2 are consumers owning 64 rows each of
-// the 128-row M tile. Key tiles run from the last (the diagonal, masked) to the first, in a ring
-// of two K and two V stages. Inside a consumer the softmax of tile n overlaps the tensor cores:
-// S(n) = Q K(n)^T and O += P(n+1) V(n+1) are issued together, and the softmax of S(n) runs while
-// the P V product drains; O is rescaled once that product has landed (in the split kernel at
-// D = 128 on the static walk: inside the next turn, between its Q K^T and P V issues).
+// gives registers away with setmaxnreg), warpgroups 1 and 2 (and 3: traits.cuh kThreeConsumers)
+// are consumers owning 64 rows each of the 128-row (192-row) M tile. Key tiles run from the last
+// (the diagonal, masked) to the first, in a ring of two K and two V stages. Inside a consumer the
+// softmax of tile n overlaps the tensor cores: S(n) = Q K(n)^T and O += P(n+1) V(n+1) are issued
+// together, and the softmax of S(n) runs while the P V product drains; O is rescaled once that
+// product has landed (in the split kernel at D = 128 on the static walk: inside the next turn,
+// between its Q K^T and P V issues).
 #pragma once
 
 #include <cuda.h>
@@ -104,11 +105,11 @@ __device__ __forceinline__ void wait_pv_after(float after) {
 // Byte offset of consumer warpgroup c's Q region in buffer `buf`, and its row table.
 template <class Tr>
 __device__ __forceinline__ int q_region(int buf, int c) {
-  return (buf * kConsumerWarpgroups + c) * Tr::kQWarpgroupBytes;
+  return (buf * Tr::kConsumerWarpgroups + c) * Tr::kQWarpgroupBytes;
 }
 template <class Tr>
 __device__ __forceinline__ int64_t* row_table_of(char* smem, int buf, int c) {
-  return reinterpret_cast<int64_t*>(smem + Tr::kSmemRows) + (buf * kConsumerWarpgroups + c) * kRowsPerWarpgroup;
+  return reinterpret_cast<int64_t*>(smem + Tr::kSmemRows) + (buf * Tr::kConsumerWarpgroups + c) * kRowsPerWarpgroup;
 }
 
 // Starts the copy of work item w's Q into buffer `buf` (Q ahead): its row table, then cp.async;
@@ -228,15 +229,16 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
   w.key_tiles<Tr::kBlockN>(band, &n_min, &n_max);
   if (n_max >= n_min) {
     // Ping-pong (pipeline.cuh): warpgroup 0 issues first; each issue point ends by handing the
-    // turn over, except warpgroup 1's last, which would hand it to nobody. Both warpgroups visit
-    // the same key tiles, so the turns balance.
+    // turn to the next warpgroup, except the last warpgroup's last, which would hand it to nobody.
+    // Every warpgroup visits the same key tiles, so the turns balance.
+    constexpr int kLast = Tr::kConsumerWarpgroups - 1;
     const int issues = n_max - n_min + 2;  // first QK, the loop's steps, the last P V
     int issued = 0;
     auto my_turn = [&] { wait_turn(consumer_index); };
     auto next_turn = [&] {
-      if (consumer_index == 0 || ++issued < issues) pass_turn(consumer_index);
+      if (consumer_index != kLast || ++issued < issues) pass_turn<Tr::kConsumerWarpgroups>(consumer_index);
     };
-    if (consumer_index == 1) pass_turn(consumer_index);
+    if (consumer_index == kLast) pass_turn<Tr::kConsumerWarpgroups>(consumer_index);
     // First tile: S alone, then its softmax.
     wait_barrier(bars.full_k(k_state.stage), k_state.phase);
     my_turn();
@@ -347,7 +349,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
 
 // kDynamic: the scheduler's walk (scheduler.cuh); otherwise the static one (for_each_item).
 template <typename T, class Tr, bool kSplit, bool kDynamic>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(Tr::kThreads, 1)
     attention_kernel(const __grid_constant__ Params p, const __grid_constant__ TmaMaps maps,
                      const __grid_constant__ SplitPlan plan, int num_tiles) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -358,7 +360,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   char* smem = reinterpret_cast<char*>(smem_raw) + pad;
   const uint32_t smem_base = raw_base + pad;
   const BarriersOf<Tr> bars{reinterpret_cast<uint64_t*>(smem + Tr::kSmemBarriers)};
-  __shared__ int last_flag[kConsumerWarpgroups];  // a split piece's warpgroup arrived last
+  __shared__ int last_flag[kMaxConsumerWarpgroups];  // a split piece's warpgroup arrived last
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warpgroup = tid / kWarpgroupThreads;

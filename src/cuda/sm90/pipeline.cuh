@@ -19,10 +19,9 @@ namespace sm90 {
 
 // Named barrier ids (CUTLASS's NamedBarrier adds the 8 ids it reserves; 0 is __syncthreads).
 enum class NamedBarrier : uint32_t {
-  kConsumer0 = 1,  // consumer warpgroup 0's 128 threads (Q ready, output staging)
-  kConsumer1 = 2,  // consumer warpgroup 1's
-  kTurn0 = 3,      // ping-pong: consumer warpgroup 0 may issue its GEMMs (both warpgroups, 256)
-  kTurn1 = 4,      // ... consumer warpgroup 1 may
+  kConsumer0 = 1,  // consumer warpgroup c's 128 threads at kConsumer0 + c (Q ready, output staging)
+  kTurn0 = 1 + kMaxConsumerWarpgroups,  // ping-pong: consumer warpgroup c may issue its GEMMs at
+                                        // kTurn0 + c (it and the warpgroup handing over, 256)
 };
 
 // mbarrier arrive (release) and wait (acquire) at CTA scope for data written and read with plain
@@ -51,8 +50,8 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) {
 }
 
 // Ping-pong between the consumer warpgroups (a build with CTXATTN_SM90_PINGPONG): each issues the
-// GEMMs of a step only in its turn and then hands the turn over, so that one warpgroup's softmax
-// runs while the other's GEMMs hold the tensor cores.
+// GEMMs of a step only in its turn and then hands the turn to the next (0, 1, .., 0), so that one
+// warpgroup's softmax runs while the others' GEMMs hold the tensor cores.
 #if defined(CTXATTN_SM90_PINGPONG)
 constexpr bool kPingPong = true;
 #else
@@ -63,14 +62,13 @@ __device__ __forceinline__ void wait_turn(int consumer) {
     cutlass::arch::NamedBarrier::sync(2 * kWarpgroupThreads, static_cast<uint32_t>(NamedBarrier::kTurn0) + consumer);
   }
 }
+template <int kConsumers>
 __device__ __forceinline__ void pass_turn(int consumer) {
   if constexpr (kPingPong) {
-    cutlass::arch::NamedBarrier::arrive(2 * kWarpgroupThreads,
-                                        static_cast<uint32_t>(NamedBarrier::kTurn0) + (consumer ^ 1));
+    const int next = consumer + 1 == kConsumers ? 0 : consumer + 1;
+    cutlass::arch::NamedBarrier::arrive(2 * kWarpgroupThreads, static_cast<uint32_t>(NamedBarrier::kTurn0) + next);
   }
 }
-
-constexpr int kConsumerWarps = kConsumerWarpgroups * kWarpgroupThreads / 32;
 
 // Warps of the producer warpgroup that widen e4m3 tiles (all but the TMA warp).
 constexpr int kWidenerWarps = kProducerWarpgroups * kWarpgroupThreads / 32 - 1;
@@ -81,7 +79,7 @@ constexpr int kWidenerWarps = kProducerWarpgroups * kWarpgroupThreads / 32 - 1;
 // arrival plus the bytes) and the wideners release (raw_empty_*: one arrival per widener warp).
 // kQkvFp8: K is loaded by TMA straight into its stage; V goes through the raw stages, and the
 // transposing warps fill full_v (one arrival per warp).
-template <int kStages, bool kKvFp8 = false, int kRawStages = 1, bool kQkvFp8 = false>
+template <int kStages, int kConsumerWarps, bool kKvFp8 = false, int kRawStages = 1, bool kQkvFp8 = false>
 struct Barriers {
   uint64_t* base;
   __device__ uint64_t* full_k(int s) const { return base + s; }
@@ -118,7 +116,8 @@ struct Barriers {
 };
 
 template <class Tr>
-using BarriersOf = Barriers<Tr::kStages, Tr::kKvFp8, Tr::kRawStages, Tr::kQkvFp8>;
+using BarriersOf =
+    Barriers<Tr::kStages, Tr::kConsumerWarpgroups * kWarpgroupThreads / 32, Tr::kKvFp8, Tr::kRawStages, Tr::kQkvFp8>;
 
 __device__ __forceinline__ void wait_barrier(uint64_t* bar, uint32_t phase) {
   cutlass::arch::ClusterBarrier::wait(bar, phase);

@@ -38,7 +38,7 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
   static_assert(kLongTileMinKv <= kSplitMinKeys, "the short form's requests never split");
   Params planned = p;
   if (stripes && planned.max_kv_len >= kLongTileMinKv) planned.max_kv_len = kLongTileMinKv - 1;
-  const SplitPlan plan = make_split_plan(planned, env.sm_count, Tr::kBlockM, kConsumerWarpgroups,
+  const SplitPlan plan = make_split_plan(planned, env.sm_count, Tr::kBlockM, Tr::kConsumerWarpgroups,
                                          Tr::kSplitGroupFloats, kWorkspaceHeaderBytes);
   // Four kernels: calls where no request can split run one compiled without the split code
   // (measured 2-4% faster on short requests on the H200: a shorter prologue and epilogue), on the
@@ -85,7 +85,7 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
   }
   LaunchShape shape;
   shape.grid = dim3(static_cast<unsigned>(ctas), 1, 1);
-  shape.block = dim3(kThreads, 1, 1);
+  shape.block = dim3(Tr::kThreads, 1, 1);
   shape.smem_bytes = Tr::kSmemBytes;
   shape.stream = env.stream;
   shape.pdl = env.pdl;

@@ -113,7 +113,7 @@ template <class Tr>
 struct ItemRing {
   static constexpr bool kWideners = Tr::kKvFp8 || Tr::kQkvFp8;
   static constexpr uint32_t kReaderThreads =
-      kConsumerWarpgroups * kWarpgroupThreads + (kWideners ? kWidenerWarps * 32 : 0);
+      Tr::kConsumerWarpgroups * kWarpgroupThreads + (kWideners ? kWidenerWarps * 32 : 0);
 
   char* smem;  // the CTA's aligned shared memory (traits.cuh plan)
 

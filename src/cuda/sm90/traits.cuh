@@ -16,9 +16,9 @@ namespace ctxattn {
 namespace sm90 {
 
 constexpr int kWarpgroupThreads = 128;
-constexpr int kConsumerWarpgroups = 2;    // each owns 64 rows of the M tile
+// Consumer warpgroups, each owning 64 rows of the M tile: two, or three (Traits::kThreeConsumers).
+constexpr int kMaxConsumerWarpgroups = 3;
 constexpr int kProducerWarpgroups = 1;    // one warp issues TMA, the others only donate registers
-constexpr int kThreads = (kConsumerWarpgroups + kProducerWarpgroups) * kWarpgroupThreads;
 constexpr int kRowsPerWarpgroup = 64;     // the M of one WGMMA
 constexpr int kSwizzleBytes = 128;        // a row of one column chunk
 constexpr int kChunkCols = kSwizzleBytes / 2;  // 16-bit elements per chunk row
@@ -28,12 +28,15 @@ constexpr int kSchedulerSlots = 2;
 
 // Registers after setmaxnreg: the producer needs a handful (page-table loads, TMA coordinates),
 // each consumer thread holds S (kBlockN / 2), P (kBlockN / 4) and O (D / 2) fp32/packed values.
-// 128 * 24 + 256 * 240 = 64512 of the 65536 registers of an SM.
+// Two consumer warpgroups: 128 * 24 + 256 * 240 = 64512 of the 65536 registers of an SM; three
+// (Traits::kThreeConsumers): 128 * 24 + 384 * 160 = 64512.
 constexpr int kProducerRegisters = 24;
 constexpr int kConsumerRegisters = 240;
-// What each thread holds at launch (65536 / 384, rounded down to the allocation granule of 8):
-// setmaxnreg only moves registers within this allocation.
+constexpr int kConsumerRegistersOfThree = 160;
+// What each thread holds at launch (65536 / threads, rounded down to the allocation granule of
+// 8): setmaxnreg only moves registers within this allocation.
 constexpr int kLaunchRegisters = 168;
+constexpr int kLaunchRegistersOfThree = 128;
 
 // kKvFp8: the KV cache holds e4m3 (under an fp16 / bf16 query). The producer loads each K / V
 // tile by TMA into a raw byte tile, and the producer warpgroup's other warps widen it into the
@@ -83,6 +86,18 @@ struct Traits {
   static constexpr int kRowBytes = kHeadDim * kElemBytes < kSwizzleBytes ? kHeadDim * kElemBytes : kSwizzleBytes;
   static_assert(kRowBytes == kSwizzleBytes || kQkvFp8, "16-bit rows fill the 128-byte swizzle");
   static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256, "head dim: whole 128-byte chunks, at most 256 (WGMMA N)");
+  // Three consumer warpgroups (192-row M tiles) for 16-bit Q/K/V at D = 64: with two, a
+  // warpgroup's softmax, slowed by the other's GEMMs beside it (perf-notes "sm90 v24"), outlasts
+  // those GEMMs (half as long as at D = 128 for the same 128-key softmax) and the tensor cores
+  // idle; with three, each softmax runs under the GEMMs of two warpgroups. 160 registers a
+  // consumer thread hold its S, P and O (64 + 32 + 32 values). On the H200, d64 1189 -> 1058 us
+  // at page 64 and 1341 -> 1118 at page 16 (docs/perf-notes.md "sm90 v25"). At D = 128 three
+  // measured slower whether P went through shared memory (S, P and O do not fit 160 registers)
+  // or each warpgroup waited for every GEMM: long_8k +5-8%, batch_1k +25-28%.
+  static constexpr bool kThreeConsumers = !kKvFp8 && !kQkvFp8 && kHeadDim == 64;
+  static constexpr int kConsumerWarpgroups = kThreeConsumers ? 3 : 2;
+  static constexpr int kThreads = (kConsumerWarpgroups + kProducerWarpgroups) * kWarpgroupThreads;
+  static constexpr int kLaunchRegs = kThreeConsumers ? kLaunchRegistersOfThree : kLaunchRegisters;
   static constexpr int kBlockM = kConsumerWarpgroups * kRowsPerWarpgroup;
   // Keys per tile: 128 while Q, two K and two V stages fit in 227 KB; 16-bit D = 256 halves it.
   // e4m3 Q/K/V at D = 256 keeps 128 (a 32 KB K, V^T and raw V tile, one raw stage: 224 KB): it
@@ -137,8 +152,10 @@ struct Traits {
   // path (232 for the consumers measured fp8.d256 640 against 590 us: spills in their main loop).
   static constexpr bool kProducerOn40 = kKvFp8 || (kQkvFp8 && !kFp8WideTile);
   static constexpr int kProducerRegs = kProducerOn40 ? 40 : kProducerRegisters;
-  static constexpr int kConsumerRegs = kProducerOn40 ? 232 : kConsumerRegisters;
-  static_assert(kWarpgroupThreads * (kProducerRegs + kConsumerWarpgroups * kConsumerRegs) <= kThreads * kLaunchRegisters,
+  static constexpr int kConsumerRegs = kProducerOn40     ? 232
+                                       : kThreeConsumers ? kConsumerRegistersOfThree
+                                                         : kConsumerRegisters;
+  static_assert(kWarpgroupThreads * (kProducerRegs + kConsumerWarpgroups * kConsumerRegs) <= kThreads * kLaunchRegs,
                 "setmaxnreg redistributes the launch allocation only");
   // A split piece's partial per consumer warpgroup (cuda/common/split.cuh): O (D / 2 fp32 a
   // thread), a maximum and a denominator for each of a thread's two rows.
