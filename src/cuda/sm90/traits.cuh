@@ -90,10 +90,11 @@ struct Traits {
   // warpgroup's softmax, slowed by the other's GEMMs beside it (perf-notes "sm90 v24"), outlasts
   // those GEMMs (half as long as at D = 128 for the same 128-key softmax) and the tensor cores
   // idle; with three, each softmax runs under the GEMMs of two warpgroups. 160 registers a
-  // consumer thread hold its S, P and O (64 + 32 + 32 values). On the H200, d64 1189 -> 1058 us
-  // at page 64 and 1341 -> 1118 at page 16 (docs/perf-notes.md "sm90 v25"). At D = 128 three
-  // measured slower whether P went through shared memory (S, P and O do not fit 160 registers)
-  // or each warpgroup waited for every GEMM: long_8k +5-8%, batch_1k +25-28%.
+  // consumer thread hold its S, P and O (64 + 32 + 32 values). On the H200, d64 1198 -> 1062 us
+  // at page 64 and 1348 -> 1124 at page 16 (docs/perf-notes.md "sm90 v25"). At D = 128 three
+  // measured slower whether P went through shared memory (S, P and O of 128 keys do not fit 160
+  // registers), each warpgroup waited for every GEMM, or the tiles held 64 keys: long_8k +2.5% to
+  // +8%, batch_1k +18% to +28%.
   static constexpr bool kThreeConsumers = !kKvFp8 && !kQkvFp8 && kHeadDim == 64;
   static constexpr int kConsumerWarpgroups = kThreeConsumers ? 3 : 2;
   static constexpr int kThreads = (kConsumerWarpgroups + kProducerWarpgroups) * kWarpgroupThreads;
