@@ -230,6 +230,21 @@ Status run_qkv_fp8(const Params& p, const sm90::LaunchEnv& env, const sm90::TmaM
   }
 }
 
+// Split-KV counters and partials at head dim kD: the 16-bit kernel's traits have the most consumer
+// warpgroups of the head dim, and every kernel of it stores the same partial a warpgroup.
+template <int kD>
+size_t split_bytes_at(const Params& p, int sms) {
+  using Tr = sm90::Traits<kD>;
+  using KvFp8 = sm90::Traits<kD, true>;
+  using QkvFp8 = sm90::Traits<kD, false, true>;
+  static_assert(KvFp8::kConsumerWarpgroups <= Tr::kConsumerWarpgroups &&
+                    QkvFp8::kConsumerWarpgroups <= Tr::kConsumerWarpgroups &&
+                    KvFp8::kSplitGroupFloats == Tr::kSplitGroupFloats &&
+                    QkvFp8::kSplitGroupFloats == Tr::kSplitGroupFloats,
+                "the workspace covers every kernel of the head dim");
+  return split_workspace_bytes(p, sms, Tr::kConsumerWarpgroups, Tr::kSplitGroupFloats);
+}
+
 #endif  // CTXATTN_WITH_SM90
 
 }  // namespace
@@ -243,16 +258,12 @@ size_t cuda_sm90_workspace_bytes(const Params& p) {
   // call can split.
   int sms = 0;
   if (!cuda_sm_count(p.device_index, &sms).ok()) return 0;
-  // The 16-bit kernels' traits: the most consumer warpgroups of a head dim (the e4m3 kernels have
-  // two, and the same partial a warpgroup).
-  int group_floats = 0, groups = 0;
   switch (p.head_dim) {
-    case 64: group_floats = sm90::Traits<64>::kSplitGroupFloats; groups = sm90::Traits<64>::kConsumerWarpgroups; break;
-    case 128: group_floats = sm90::Traits<128>::kSplitGroupFloats; groups = sm90::Traits<128>::kConsumerWarpgroups; break;
-    case 256: group_floats = sm90::Traits<256>::kSplitGroupFloats; groups = sm90::Traits<256>::kConsumerWarpgroups; break;
+    case 64: return split_bytes_at<64>(p, sms);
+    case 128: return split_bytes_at<128>(p, sms);
+    case 256: return split_bytes_at<256>(p, sms);
     default: return 0;
   }
-  return split_workspace_bytes(p, sms, groups, group_floats);
 #endif
 }
 
