@@ -149,7 +149,7 @@ def _suite(long, long32, batch4, batch1, short, ragged, chunk, chunk_long, chunk
            heads):
     hq, hkv, hq64, hkv64, hq256, hkv256, hq_tp8, hkv_tp8 = heads
     base = dict(num_qo_heads=hq, num_kv_heads=hkv)
-    d64_heads = dict(num_qo_heads=hq64, num_kv_heads=hkv64, head_dim=64, sinks=True)
+    d64_heads = dict(num_qo_heads=hq64, num_kv_heads=hkv64, head_dim=64)
     return [
         Workload("long_8k", *long, **base),
         Workload("long_32k", *long32, **base),
@@ -160,8 +160,9 @@ def _suite(long, long32, batch4, batch1, short, ragged, chunk, chunk_long, chunk
         Workload("chunk_prefix", *chunk, **base),
         Workload("chunk_long_tp8", *chunk_long, num_qo_heads=hq_tp8, num_kv_heads=hkv_tp8),
         Workload("chunk_long_tp8_batch", *chunk_long_batch, num_qo_heads=hq_tp8, num_kv_heads=hkv_tp8),
-        Workload("d64_sinks_swa", *d64, window_left=127, **d64_heads),
-        Workload("d64_sinks", *d64, **d64_heads),
+        Workload("d64", *d64, **d64_heads),
+        Workload("d64_sinks_swa", *d64, window_left=127, sinks=True, **d64_heads),
+        Workload("d64_sinks", *d64, sinks=True, **d64_heads),
         Workload("d256", *d256, num_qo_heads=hq256, num_kv_heads=hkv256, head_dim=256),
         Workload("page1", *ragged, page_sizes=(1,), **base),
         Workload("fp8", *long, precision="fp8", variant="long_8k", **base),

@@ -42,3 +42,6 @@ def test_variants_of_one_shape_count_the_same_work():
     assert attention_flops(w["fp8.long_8k"]) == attention_flops(w["long_8k"]) == attention_flops(w["fp8_kv.long_8k"])
     assert attention_flops(w["fp8.d256"]) == attention_flops(w["d256"])
     assert attention_flops(w["fp8_kv.batch_1k"]) == attention_flops(w["batch_1k"])
+    # d64 is d64_sinks' shape without sinks (the peers without sinks are timed on it).
+    assert attention_flops(w["d64"]) == attention_flops(w["d64_sinks"])
+    assert w["d64_sinks"].sinks and w["d64_sinks_swa"].sinks and not w["d64"].sinks

@@ -33,6 +33,9 @@ constexpr int kSchedulerSlots = 2;
 constexpr int kProducerRegisters = 24;
 constexpr int kConsumerRegisters = 240;
 constexpr int kConsumerRegistersOfThree = 160;
+// Three consumer warpgroups beside a producer warpgroup of 40 (its warps transpose e4m3 V):
+// 128 * 40 + 384 * 152 = 63488.
+constexpr int kConsumerRegistersOfThreeOn40 = 152;
 // What each thread holds at launch (65536 / threads, rounded down to the allocation granule of
 // 8): setmaxnreg only moves registers within this allocation.
 constexpr int kLaunchRegisters = 168;
@@ -86,7 +89,7 @@ struct Traits {
   static constexpr int kRowBytes = kHeadDim * kElemBytes < kSwizzleBytes ? kHeadDim * kElemBytes : kSwizzleBytes;
   static_assert(kRowBytes == kSwizzleBytes || kQkvFp8, "16-bit rows fill the 128-byte swizzle");
   static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256, "head dim: whole 128-byte chunks, at most 256 (WGMMA N)");
-  // Three consumer warpgroups (192-row M tiles) for 16-bit Q/K/V at D = 64: with two, a
+  // Three consumer warpgroups (192-row M tiles) at D = 64 (16-bit and e4m3 Q/K/V): with two, a
   // warpgroup's softmax, slowed by the other's GEMMs beside it (perf-notes "sm90 v24"), outlasts
   // those GEMMs (half as long as at D = 128 for the same 128-key softmax) and the tensor cores
   // idle; with three, each softmax runs under the GEMMs of two warpgroups. 160 registers a
@@ -95,7 +98,13 @@ struct Traits {
   // measured slower whether P went through shared memory (S, P and O of 128 keys do not fit 160
   // registers), each warpgroup waited for every GEMM, or the tiles held 64 keys: long_8k +2.5% to
   // +8%, batch_1k +18% to +28%.
-  static constexpr bool kThreeConsumers = !kKvFp8 && !kQkvFp8 && kHeadDim == 64;
+  // The one-term e4m3 Q/K/V kernel at D = 64 runs three too, at 40 / 152 registers (its FP8
+  // GEMMs are shorter still): fp8.d64 1304 -> 971 us at page 64, 1294 -> 1023 at page 16. Not
+  // the e4m3-KV kernels (kv8.d64 +13%: 152 registers leave their loop 10 LDL / STL a tile) nor
+  // the two-term nvfp4-output one (ptxas serialises its WGMMAs at 152); nor the e4m3 Q/K/V
+  // kernel at D = 128 on 64-key tiles (fp8.long_8k +8% / +12%, fp8.batch_1k +21%; perf-notes
+  // "sm90 v26").
+  static constexpr bool kThreeConsumers = !kKvFp8 && !kTwoTermP && kHeadDim == 64;
   static constexpr int kConsumerWarpgroups = kThreeConsumers ? 3 : 2;
   static constexpr int kThreads = (kConsumerWarpgroups + kProducerWarpgroups) * kWarpgroupThreads;
   static constexpr int kLaunchRegs = kThreeConsumers ? kLaunchRegistersOfThree : kLaunchRegisters;
@@ -153,9 +162,10 @@ struct Traits {
   // path (232 for the consumers measured fp8.d256 640 against 590 us: spills in their main loop).
   static constexpr bool kProducerOn40 = kKvFp8 || (kQkvFp8 && !kFp8WideTile);
   static constexpr int kProducerRegs = kProducerOn40 ? 40 : kProducerRegisters;
-  static constexpr int kConsumerRegs = kProducerOn40     ? 232
-                                       : kThreeConsumers ? kConsumerRegistersOfThree
-                                                         : kConsumerRegisters;
+  static constexpr int kConsumerRegs =
+      kThreeConsumers ? (kProducerOn40 ? kConsumerRegistersOfThreeOn40 : kConsumerRegistersOfThree)
+      : kProducerOn40 ? 232
+                      : kConsumerRegisters;
   static_assert(kWarpgroupThreads * (kProducerRegs + kConsumerWarpgroups * kConsumerRegs) <= kThreads * kLaunchRegs,
                 "setmaxnreg redistributes the launch allocation only");
   // A split piece's partial per consumer warpgroup (cuda/common/split.cuh): O (D / 2 fp32 a
