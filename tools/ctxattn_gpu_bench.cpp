@@ -118,6 +118,15 @@ std::map<std::string, ProblemSpec> workloads() {
     s.o_sf_scale = 1.0f;
     w[std::string("fp8out.") + name] = s;
   }
+  // Sliding windows of 127, 255 and 511 keys on each kernel family (AUTO's choice of backend for
+  // short windows, core/dispatch.cpp).
+  for (const char* name : {"long_8k", "batch_1k", "d64", "d256", "fp8.long_8k", "fp8.d64", "kv8.d64", "kv8.long_8k"}) {
+    for (int window : {127, 255, 511}) {
+      ProblemSpec s = w[name];
+      s.window_left = window;
+      w["swa" + std::to_string(window) + "." + name] = s;
+    }
+  }
   return w;
 }
 

@@ -21,12 +21,10 @@ Status select_backend(const Params& p, ctxattn_device_type_t device, ctxattn_bac
     return Status::Ok();
   }
   // Hopper with arguments the TMA / WGMMA kernels cover: the fast path (1.2-2.4x the portable
-  // kernel on the H200 suite, docs/perf-notes.md), except for sliding windows of fewer than
-  // kSm90MinWindow keys: each 128-row tile then visits one or two key tiles and the sm90 kernel's
-  // per-tile latency dominates (d64_sinks_swa, window 127: portable 79, sm90 59 TFLOP/s).
-  constexpr int32_t kSm90MinWindow = 256;
-  const bool short_window = p.causal && p.window_left >= 0 && p.window_left < kSm90MinWindow;
-  if (requested == CTXATTN_BACKEND_AUTO && !short_window && cuda_sm90_supports(p).ok()) {
+  // kernel on the H200 suite, docs/perf-notes.md). Short sliding windows included: windows of
+  // 127, 255 and 511 keys measured 1.05-2.4x the portable kernel on every kernel family and page
+  // size (perf-notes "sm90 v26"; the sm90 kernel had been the slower one on d64_sinks_swa).
+  if (requested == CTXATTN_BACKEND_AUTO && cuda_sm90_supports(p).ok()) {
     *chosen = CTXATTN_BACKEND_CUDA_SM90;
     return Status::Ok();
   }

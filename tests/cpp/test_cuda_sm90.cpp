@@ -317,7 +317,7 @@ TEST(CudaSm90, PersistentGridMatchesTheReference) {
       spec.out_dtype = c.out;
       spec.page_size = c.head_dim == 256 ? 64 : 16;
       spec.with_sinks = c.head_dim == 64;
-      spec.window_left = c.head_dim == 64 ? 256 : -1;  // AUTO keeps shorter windows on the portable kernel
+      spec.window_left = c.head_dim == 64 ? 100 : -1;
       if (c.head_dim == 64) spec.bmm1_scale = -0.06f;   // Q negated as it lands
       if (c.keys == kLong) {
         spec.q_lens = {37, 0, 150};
@@ -462,16 +462,16 @@ TEST(CudaSm90, SchedulerCountersReturnToZero) {
   }
 }
 
-// AUTO takes the Hopper kernel for what it serves, and keeps short sliding windows on the
-// portable kernel (core/dispatch.cpp).
+// AUTO takes the Hopper kernel for what it serves, short sliding windows included
+// (core/dispatch.cpp).
 TEST(CudaSm90, AutoChoosesByTheDispatchPolicy) {
   if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
   struct Case {
     int32_t window_left;
     ctxattn_backend_t expected;
   };
-  for (const Case c : {Case{-1, CTXATTN_BACKEND_CUDA_SM90}, Case{127, CTXATTN_BACKEND_CUDA_PORTABLE},
-                       Case{255, CTXATTN_BACKEND_CUDA_PORTABLE}, Case{256, CTXATTN_BACKEND_CUDA_SM90}}) {
+  for (const Case c : {Case{-1, CTXATTN_BACKEND_CUDA_SM90}, Case{0, CTXATTN_BACKEND_CUDA_SM90},
+                       Case{127, CTXATTN_BACKEND_CUDA_SM90}, Case{256, CTXATTN_BACKEND_CUDA_SM90}}) {
     SCOPED_TRACE("window_left " + std::to_string(c.window_left));
     ProblemSpec spec = base_spec();
     spec.window_left = c.window_left;
