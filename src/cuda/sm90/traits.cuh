@@ -102,7 +102,7 @@ struct Traits {
   // GEMMs are shorter still): fp8.d64 1304 -> 971 us at page 64, 1294 -> 1023 at page 16. Not
   // the e4m3-KV kernels (kv8.d64 +13%: 152 registers leave their loop 10 LDL / STL a tile) nor
   // the two-term nvfp4-output one (ptxas serialises its WGMMAs at 152); nor the e4m3 Q/K/V
-  // kernel at D = 128 on 64-key tiles (fp8.long_8k +8% / +12%, fp8.batch_1k +21%; perf-notes
+  // kernel at D = 128 on 64-key tiles (fp8.long_8k +8% / +13%, fp8.batch_1k +21%; perf-notes
   // "sm90 v26").
   static constexpr bool kThreeConsumers = !kKvFp8 && !kTwoTermP && kHeadDim == 64;
   static constexpr int kConsumerWarpgroups = kThreeConsumers ? 3 : 2;
