@@ -323,11 +323,11 @@ Status cuda_sm90_supports(const Params& p) {
   // M tiles of two or three consumer warpgroups (traits.cuh): the largest bounds the rows a CTA
   // addresses, the smallest the number of work items.
   constexpr int64_t kMaxBlockM = sm90::kMaxConsumerWarpgroups * sm90::kRowsPerWarpgroup;
-  constexpr int64_t kMinBlockM = 2 * sm90::kRowsPerWarpgroup;
+  constexpr int64_t kMinBlockM = sm90::kMinConsumerWarpgroups * sm90::kRowsPerWarpgroup;
   // A warpgroup addresses packed rows (query row * G + head) up to a block past the CTA's first.
   if (p.num_tokens * p.num_qo_heads > INT32_MAX - 2 * kMaxBlockM) {
-    return unsupported("query: num_tokens * num_qo_heads must stay below " + std::to_string(INT32_MAX - 2 * kMaxBlockM) +
-                       " for the sm90 backend");
+    return unsupported("query: num_tokens * num_qo_heads must stay below " +
+                       std::to_string(INT32_MAX - 2 * kMaxBlockM) + " for the sm90 backend");
   }
   int sms = 0;
   CTXATTN_RETURN_IF_ERROR(cuda_sm_count(p.device_index, &sms));

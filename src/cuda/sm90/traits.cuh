@@ -17,6 +17,7 @@ namespace sm90 {
 
 constexpr int kWarpgroupThreads = 128;
 // Consumer warpgroups, each owning 64 rows of the M tile: two, or three (Traits::kThreeConsumers).
+constexpr int kMinConsumerWarpgroups = 2;
 constexpr int kMaxConsumerWarpgroups = 3;
 constexpr int kProducerWarpgroups = 1;    // one warp issues TMA, the others only donate registers
 constexpr int kRowsPerWarpgroup = 64;     // the M of one WGMMA
@@ -106,6 +107,8 @@ struct Traits {
   // "sm90 v26").
   static constexpr bool kThreeConsumers = !kKvFp8 && !kTwoTermP && kHeadDim == 64;
   static constexpr int kConsumerWarpgroups = kThreeConsumers ? 3 : 2;
+  static_assert(kConsumerWarpgroups >= kMinConsumerWarpgroups && kConsumerWarpgroups <= kMaxConsumerWarpgroups,
+                "hopper.cpp bounds rows and work items by the smallest and largest M tiles");
   static constexpr int kThreads = (kConsumerWarpgroups + kProducerWarpgroups) * kWarpgroupThreads;
   static constexpr int kLaunchRegs = kThreeConsumers ? kLaunchRegistersOfThree : kLaunchRegisters;
   static constexpr int kBlockM = kConsumerWarpgroups * kRowsPerWarpgroup;
