@@ -156,21 +156,23 @@ Status make_pool_map(const Params& p, bool qkv_fp8, const void* base, int64_t st
   return Status::Ok();
 }
 
-// The output as a 3-D tensor (d, head, token) for the epilogue's TMA stores (launch.h TmaMaps):
-// fp16 / bf16 output, G dividing 64 (a warpgroup's 64 packed rows are 64 / G whole tokens) and
-// 16-byte strides. *described = false leaves the row stores to the epilogue (as does
-// CTXATTN_SM90_TMA_STORE=0, for comparisons).
-Status make_out_map(const Params& p, CUtensorMap* map, int32_t* described) {
+// A consumer warpgroup's 64 packed rows of a [token, head, d] tensor as one TMA box a 64-column
+// chunk: the tensor as 3-D (d, head, token), boxes of 64 columns x G heads x 64 / G tokens, 128-byte
+// swizzle (the Q tile's layout: sm90/load.cuh). 16-bit elements, G dividing 64 (64 packed rows are
+// 64 / G whole tokens), 16-byte strides; `env_switch` set to 0 leaves the map undescribed (the
+// kernel then copies rows itself), for comparisons. *described = false: not describable.
+Status make_row_box_map(const Params& p, const void* data, ctxattn_dtype_t dtype, int64_t stride_head,
+                        int64_t stride_token, const char* env_switch, CUtensorMap* map, int32_t* described) {
   *described = 0;
-  const bool dense16 = p.out_dtype == CTXATTN_DTYPE_FLOAT16 || p.out_dtype == CTXATTN_DTYPE_BFLOAT16;
-  const char* env = std::getenv("CTXATTN_SM90_TMA_STORE");
+  const bool dense16 = dtype == CTXATTN_DTYPE_FLOAT16 || dtype == CTXATTN_DTYPE_BFLOAT16;
+  const char* env = std::getenv(env_switch);
   if (!dense16 || p.group_size <= 0 || 64 % p.group_size != 0 || (env != nullptr && env[0] == '0')) {
     return Status::Ok();
   }
   // A stride is stepped only when its extent passes 1, but TMA wants every one valid (stride_ok):
   // an unstepped one is given as 8 elements.
-  const int64_t head_stride = p.num_qo_heads > 1 ? p.out_stride_head : 8;
-  const int64_t token_stride = p.num_tokens > 1 ? p.out_stride_token : 8;
+  const int64_t head_stride = p.num_qo_heads > 1 ? stride_head : 8;
+  const int64_t token_stride = p.num_tokens > 1 ? stride_token : 8;
   if (!stride_ok(head_stride, 2) || !stride_ok(token_stride, 2)) return Status::Ok();
   EncodeTiled encode = nullptr;
   CTXATTN_RETURN_IF_ERROR(encode_fn(&encode));
@@ -181,13 +183,29 @@ Status make_out_map(const Params& p, CUtensorMap* map, int32_t* described) {
                              static_cast<cuuint32_t>(sm90::kRowsPerWarpgroup / p.group_size)};
   const cuuint32_t element_strides[3] = {1, 1, 1};
   const CUresult r = encode(map,
-                            p.out_dtype == CTXATTN_DTYPE_BFLOAT16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                                  : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-                            3, p.out, dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r == CUDA_SUCCESS) *described = 1;  // otherwise the row stores, which serve any layout
+                            dtype == CTXATTN_DTYPE_BFLOAT16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                            : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                            3, const_cast<void*>(data), dims, strides, box, element_strides,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r == CUDA_SUCCESS) *described = 1;  // otherwise the kernel's own row copies, which serve any layout
   return Status::Ok();
+}
+
+// The output for the epilogue's TMA stores (launch.h TmaMaps; CTXATTN_SM90_TMA_STORE=0 leaves
+// the row stores to the epilogue).
+Status make_out_map(const Params& p, CUtensorMap* map, int32_t* described) {
+  return make_row_box_map(p, p.out, p.out_dtype, p.out_stride_head, p.out_stride_token, "CTXATTN_SM90_TMA_STORE",
+                          map, described);
+}
+
+// The queries for the consumers' TMA loads (launch.h TmaMaps), for the kernels over a cache of the
+// query's own 16-bit type at D = 128 (sm90 Traits::kQByTma; CTXATTN_SM90_TMA_Q=0 leaves the
+// cp.async copies).
+Status make_q_map(const Params& p, CUtensorMap* map, int32_t* described) {
+  *described = 0;
+  if (p.kv_dtype != p.q_dtype || p.head_dim != 128) return Status::Ok();
+  return make_row_box_map(p, p.q, p.q_dtype, p.q_stride_head, p.q_stride_token, "CTXATTN_SM90_TMA_Q", map, described);
 }
 
 // Rows of a TMA box at most (a box holds min(page size, this) rows): the traits' kBoxRows of the
@@ -353,6 +371,7 @@ Status cuda_sm90_run(const Params& p) {
   CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.v, p.v_stride_page, p.v_stride_head, p.v_stride_token, box_rows,
                                         &maps.v, &maps.v_page_units));
   CTXATTN_RETURN_IF_ERROR(make_out_map(p, &maps.out, &maps.out_tma));
+  CTXATTN_RETURN_IF_ERROR(make_q_map(p, &maps.q, &maps.q_tma));
   // The long form of the e4m3 D = 128 kernel (sm90/run.cuh run_attention, which says which calls
   // launch it): boxes of at most 64 rows, which differ from the short form's only for pages of
   // more than 64 tokens.

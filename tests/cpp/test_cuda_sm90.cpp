@@ -462,6 +462,71 @@ TEST(CudaSm90, SchedulerCountersReturnToZero) {
   }
 }
 
+// Q by TMA (16-bit queries over a cache of their type at D = 128, G dividing 64, in the kernel of
+// short requests: sm90/kernel.cuh kQTma) gives the bits of the consumers' row copies
+// (CTXATTN_SM90_TMA_Q=0): the rows past a request's end, which TMA fills with the next tokens'
+// queries (or zeros past the tensor), are computed but never written. Padded query rows, rows after
+// the last request or none, one CTA walking every item (Q ahead from item to item), Q negated as
+// it lands with sinks and a window; G = 3 and G = 64 at the edges of the map's rule (3 takes the
+// row copies either way).
+TEST(CudaSm90, QueriesByTmaMatchTheRowCopiesBitwise) {
+  if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
+  struct Case {
+    int32_t num_qo_heads, num_kv_heads;
+    ctxattn_dtype_t dtype;
+    const char* grid_ctas;  // "" : the kernel's own grid
+    int32_t extra_rows;
+    bool negate;
+  };
+  const std::vector<Case> cases = {
+      {8, 2, CTXATTN_DTYPE_BFLOAT16, "", 5, false},  {16, 2, CTXATTN_DTYPE_FLOAT16, "1", 0, true},
+      {64, 1, CTXATTN_DTYPE_BFLOAT16, "1", 3, false}, {6, 2, CTXATTN_DTYPE_FLOAT16, "", 5, false},
+      {32, 8, CTXATTN_DTYPE_BFLOAT16, "5", 0, false},
+  };
+  auto bits = [](float x) {
+    uint32_t u;
+    std::memcpy(&u, &x, sizeof(u));
+    return u;
+  };
+  for (const Case& c : cases) {
+    ProblemSpec spec = base_spec();  // D = 128, at most 1024 keys: the static walk
+    spec.num_qo_heads = c.num_qo_heads;
+    spec.num_kv_heads = c.num_kv_heads;
+    spec.q_dtype = spec.kv_dtype = spec.out_dtype = c.dtype;
+    spec.q_pad = 8;
+    spec.extra_rows = c.extra_rows;
+    if (c.negate) {
+      spec.bmm1_scale = -0.06f;  // Q negated as it lands
+      spec.with_sinks = true;
+      spec.window_left = 100;
+    }
+    SCOPED_TRACE("heads " + std::to_string(c.num_qo_heads) + "/" + std::to_string(c.num_kv_heads) + " grid '" +
+                 c.grid_ctas + "' extra rows " + std::to_string(c.extra_rows));
+    if (*c.grid_ctas) setenv("CTXATTN_SM90_GRID_CTAS", c.grid_ctas, 1);
+    expect_sm90_serves_and_matches(spec);
+    std::vector<uint32_t> runs[2];
+    for (int copies = 0; copies < 2; ++copies) {
+      if (copies) setenv("CTXATTN_SM90_TMA_Q", "0", 1);
+      PagedProblem pb(spec);
+      run_forced_sm90(pb);
+      for (int32_t b = 0; b < pb.batch_size(); ++b) {
+        for (int64_t t = pb.q_begin(b); t < pb.q_begin(b + 1); ++t) {
+          for (int32_t h = 0; h < spec.num_qo_heads; ++h) {
+            for (int32_t d = 0; d < spec.head_dim; ++d) runs[copies].push_back(bits(pb.out_value(t, h, d)));
+            runs[copies].push_back(bits(pb.lse_value(t, h)));
+          }
+        }
+      }
+      unsetenv("CTXATTN_SM90_TMA_Q");
+    }
+    unsetenv("CTXATTN_SM90_GRID_CTAS");
+    ASSERT_EQ(runs[0].size(), runs[1].size());
+    size_t differ = 0;
+    for (size_t i = 0; i < runs[0].size(); ++i) differ += runs[0][i] != runs[1][i];
+    EXPECT_EQ(differ, 0u) << "of " << runs[0].size() << " values";
+  }
+}
+
 // AUTO takes the Hopper kernel for what it serves, short sliding windows included
 // (core/dispatch.cpp).
 TEST(CudaSm90, AutoChoosesByTheDispatchPolicy) {

@@ -168,7 +168,10 @@ struct Epilogue {
       *reinterpret_cast<uint4*>(out + table[row]) =
           *reinterpret_cast<const uint4*>(stage + staged_unit(row, chunk, bits, chunks));
     }
-    warpgroup_sync(consumer);  // staging tile and row table are read out before the next item's fill them
+    // Staging tile and row table are read out before the next item's fill them (Q by TMA: in the
+    // async proxy, hence the fence).
+    if constexpr (Tr::kQByTma) cutlass::arch::fence_view_async_shared();
+    warpgroup_sync(consumer);
   }
 };
 

@@ -1,7 +1,7 @@
 // The Hopper (sm90a) attention kernel: orchestration only. The pieces:
 //   work.cuh      a work item: (request, KV head, packed rows), lengths made safe
 //   scheduler.cuh persistent CTAs drawing work items from a counter; the item ring
-//   load.cuh      K/V by TMA from the paged pool (producer), Q by cp.async (consumers)
+//   load.cuh      K/V by TMA from the paged pool (producer), Q by cp.async or TMA (consumers)
 //   fp8_stage.cuh e4m3 raw tiles widened to fp16 (e4m3 KV) or V transposed to V^T (e4m3 Q/K/V)
 //   producer.cuh  the producer warpgroup over one work item: loads, e4m3 widening / transposing
 //   pipeline.cuh  mbarrier stages between producer and consumers, named barriers
@@ -112,15 +112,51 @@ __device__ __forceinline__ int64_t* row_table_of(char* smem, int buf, int c) {
   return reinterpret_cast<int64_t*>(smem + Tr::kSmemRows) + (buf * Tr::kConsumerWarpgroups + c) * kRowsPerWarpgroup;
 }
 
-// Starts the copy of work item w's Q into buffer `buf` (Q ahead): its row table, then cp.async;
-// finish_q waits for it.
-template <class Tr>
-__device__ __forceinline__ void issue_item_q(const Params& p, const Work& w, char* smem, uint32_t smem_base, int buf,
-                                             int c, int t) {
+// Q by TMA (kQTma: Traits::kQByTma in the static walk without the split code, the kernel of
+// short requests, where a Q load is a large part of a work item: short_256 166 -> 155 us, batch_1k
+// 317 -> 307 on the H200; the other kernels measured 1-4% slower with it, d64.short_256 +3% and
+// chunk_prefix and long_8k at page 16 +1-2%, their main loops scheduled differently) and the
+// call's Q map described: a uniform choice.
+template <bool kQTma>
+__device__ __forceinline__ bool q_by_tma(const TmaMaps& maps) {
+  if constexpr (kQTma) {
+    return maps.q_tma != 0;
+  } else {
+    return false;
+  }
+}
+
+// Starts the load of work item w's Q into buffer `buf`: by TMA (one thread), or its row table
+// then cp.async; finish_item_q waits for it.
+template <class Tr, bool kQTma>
+__device__ __forceinline__ void issue_item_q(const Params& p, const TmaMaps& maps, const BarriersOf<Tr>& bars,
+                                             const Work& w, char* smem, uint32_t smem_base, int buf, int c, int t) {
+  if (q_by_tma<kQTma>(maps)) {
+    if (t == 0) {
+      release_staging(t);  // the region's last output stores have read it (epilogue.cuh)
+      cutlass::arch::fence_view_async_shared();  // after the region's generic accesses (epilogue.cuh)
+      issue_q_tma<Tr>(p, maps, w, bars.q_full(buf * Tr::kConsumerWarpgroups + c),
+                      smem + Tr::kSmemQ + q_region<Tr>(buf, c), c);
+    }
+    return;
+  }
   int64_t* table = row_table_of<Tr>(smem, buf, c);
   release_staging(t);  // the region's last output stores have read it (epilogue.cuh)
   const int q_rows = fill_row_table(p, w, table, p.q_stride_token, p.q_stride_head, c, t);
   issue_q<Tr>(p, table, q_rows, smem_base + Tr::kSmemQ + q_region<Tr>(buf, c), t);
+}
+
+// Waits for the Q issue_item_q started in buffer `buf` and makes it ready for WGMMA. q_phase: the
+// parities of this warpgroup's Q barriers, a bit a buffer.
+template <class Tr, bool kQTma>
+__device__ __forceinline__ void finish_item_q(const TmaMaps& maps, const BarriersOf<Tr>& bars, char* q_ptr, int buf,
+                                              int c, int t, bool negate, uint32_t& q_phase) {
+  if (q_by_tma<kQTma>(maps)) {
+    finish_q_tma<Tr>(bars.q_full(buf * Tr::kConsumerWarpgroups + c), (q_phase >> buf) & 1u, q_ptr, c, t, negate);
+    q_phase ^= 1u << buf;
+  } else {
+    finish_q<Tr>(q_ptr, c, t, negate);
+  }
 }
 
 // Packed rows of a consumer thread's two row halves and their sinks (scaled to base 2).
@@ -143,7 +179,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
                                              uint32_t smem_base, const BarriersOf<Tr>& bars, int* last_flag,
                                              int consumer_index, int t, PipeState& k_state, PipeState& v_state,
                                              int tile, const ItemRing<Tr>& ring, int next_item, int num_tiles,
-                                             int buf) {
+                                             int buf, uint32_t& q_phase) {
   using Mma = WarpgroupMma<T, Tr>;
   // Where O is rescaled by the last tile's correction: inside the turn, between the Q K^T and P V
   // issues, where the tensor cores are busy with S (kRescaleInTurn), or after the P V wait, before
@@ -159,6 +195,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
   // 64 and 1180 -> 1155 at page 16 on the H200. Elsewhere that place measured -1% to +5% (d64
   // +4.6%), and after the whole softmax 7-14% slower everywhere (docs/perf-notes.md "sm90 v16").
   constexpr bool kWaitAfterMaxima = Tr::kTwoTermP;
+  constexpr bool kQTma = Tr::kQByTma && !kSplit && !kDynamic;
   constexpr int kSRegs = Mma::kSRegs;
   constexpr int kORegs = Mma::kORegs;
   constexpr int kPRegs = Mma::kPRegs;
@@ -189,15 +226,21 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
     if constexpr (Tr::kQAhead && kDynamic) {
       ring.wait(next_item);
       const ScheduledItem& next = ring.read(next_item);
-      if (next.tile < num_tiles) issue_item_q<Tr>(p, next.w, smem, smem_base, buf ^ 1, consumer_index, t);
+      if (next.tile < num_tiles) {
+        issue_item_q<Tr, kQTma>(p, maps, bars, next.w, smem, smem_base, buf ^ 1, consumer_index, t);
+      }
     } else if constexpr (Tr::kQAhead) {
       const FoundWork f =
           find_work<Tr::kBlockM, kSplit, Tr::kTake>(p, plan, tile + static_cast<int>(gridDim.x), num_tiles);
-      if (f.tile < num_tiles) issue_item_q<Tr>(p, f.w, smem, smem_base, buf ^ 1, consumer_index, t);
+      if (f.tile < num_tiles) issue_item_q<Tr, kQTma>(p, maps, bars, f.w, smem, smem_base, buf ^ 1, consumer_index, t);
     }
   };
   if constexpr (Tr::kQAhead) {
-    finish_q<Tr>(q_ptr, consumer_index, t, negate_q);  // issued by the caller or the previous item
+    // issued by the caller or the previous item
+    finish_item_q<Tr, kQTma>(maps, bars, q_ptr, buf, consumer_index, t, negate_q, q_phase);
+  } else if (q_by_tma<kQTma>(maps)) {
+    issue_item_q<Tr, kQTma>(p, maps, bars, w, smem, smem_base, buf, consumer_index, t);
+    finish_item_q<Tr, kQTma>(maps, bars, q_ptr, buf, consumer_index, t, negate_q, q_phase);
   } else {
     release_staging(t);  // the region's last output stores have read it (epilogue.cuh)
     const int q_rows = fill_row_table(p, w, row_table, p.q_stride_token, p.q_stride_head, consumer_index, t);
@@ -439,17 +482,18 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
     const int t = tid % kWarpgroupThreads;
     PipeState k_state, v_state;
     int buf = 0;  // Q ahead: the Q buffer of the current item
+    uint32_t q_phase = 0;  // Q by TMA: the parity of each buffer's barrier
     if constexpr (kDynamic) {
       ring.wait(0);
       ScheduledItem it = ring.read(0);
       if (it.tile < num_tiles) ring.release(0);  // the end of the walk is not released (scheduler.cuh)
       if constexpr (Tr::kQAhead) {
-        if (it.tile < num_tiles) issue_item_q<Tr>(p, it.w, smem, smem_base, 0, consumer_index, t);
+        if (it.tile < num_tiles) issue_item_q<Tr, false>(p, maps, bars, it.w, smem, smem_base, 0, consumer_index, t);
       }
       for (int j = 1; it.tile < num_tiles; ++j) {
         // Item j: with Q ahead, consume_tile has waited for it already (to start its Q copy).
         consume_tile<T, Tr, kSplit, kDynamic>(p, maps, plan, it.w, smem, smem_base, bars, last_flag, consumer_index, t,
-                                              k_state, v_state, it.tile, ring, j, num_tiles, buf);
+                                              k_state, v_state, it.tile, ring, j, num_tiles, buf, q_phase);
         if constexpr (!Tr::kQAhead) ring.wait(j);
         it = ring.read(j);
         if (it.tile < num_tiles) ring.release(j);
@@ -458,11 +502,13 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
     } else {
       if constexpr (Tr::kQAhead) {
         const FoundWork f = find_work<Tr::kBlockM, kSplit, Tr::kTake>(p, plan, static_cast<int>(blockIdx.x), num_tiles);
-        if (f.tile < num_tiles) issue_item_q<Tr>(p, f.w, smem, smem_base, 0, consumer_index, t);
+        if (f.tile < num_tiles) {
+          issue_item_q<Tr, Tr::kQByTma && !kSplit>(p, maps, bars, f.w, smem, smem_base, 0, consumer_index, t);
+        }
       }
       for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int tile) {
         consume_tile<T, Tr, kSplit, kDynamic>(p, maps, plan, w, smem, smem_base, bars, last_flag, consumer_index, t,
-                                              k_state, v_state, tile, ring, 0, num_tiles, buf);
+                                              k_state, v_state, tile, ring, 0, num_tiles, buf, q_phase);
         if constexpr (Tr::kQAhead) buf ^= 1;
       });
     }

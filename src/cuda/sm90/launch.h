@@ -37,14 +37,19 @@ struct LaunchEnv {
 // out (out_tma != 0): fp16 / bf16 output as (d, head, token), boxes of 64 columns x G heads x
 // 64 / G tokens (G dividing 64), 128-byte swizzle: the 64 packed rows of a consumer warpgroup,
 // one box a 64-column chunk, stored from its staging tile (sm90/epilogue.cuh).
+// q (q_tma != 0): fp16 / bf16 queries over a cache of their own type at D = 128 as (d, head,
+// token), the boxes of out: a consumer warpgroup's 64 packed rows, one box a 64-column chunk, loaded into its
+// Q region (sm90/load.cuh issue_q_tma).
 // 64-byte aligned: each map is read in place as a kernel parameter.
 struct TmaMaps {
   CUtensorMap k;
   CUtensorMap v;
   CUtensorMap out;
+  CUtensorMap q;
   int32_t k_page_units;
   int32_t v_page_units;
   int32_t out_tma;    // 1: out is described (else the epilogue stores rows itself)
+  int32_t q_tma;      // 1: q is described (else the consumers copy Q rows by cp.async)
 };
 
 // Launches the kernel for a validated call (kKvFp8: e4m3 KV under a 16-bit query of type kElem).

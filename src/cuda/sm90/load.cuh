@@ -9,6 +9,9 @@
 //   load_q      a consumer warpgroup's 64 packed rows of Q by cp.async (any G, any strides; rows
 //               past the request are zero), in the swizzled K-major layout WGMMA reads; over an
 //               e4m3 cache, bf16 rows are then converted to fp16 with a power of two a row.
+//   issue_q_tma the same 64 rows by TMA where the call's Q map is described (16-bit Q and cache,
+//               D = 128, G dividing 64): rows past the request are the next tokens' (or zeros
+//               past the tensor), computed and never written out.
 #pragma once
 
 #include <cuda.h>
@@ -235,6 +238,24 @@ __device__ __forceinline__ void issue_q(const Params& p, const int64_t* rows, in
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
 
+// Flips the sign of every element of a warpgroup's Q tile, as stored (16-bit or e4m3), the
+// thread's share of its 16-byte units; the tile has landed.
+template <class Tr>
+__device__ __forceinline__ void negate_q_tile(char* q_ptr, int t) {
+  constexpr int kEb = Tr::kElemBytes;
+  constexpr int kUnitsPerRow = Tr::kHeadDim * kEb / 16;
+  constexpr uint32_t kSigns = kEb == 2 ? 0x80008000u : 0x80808080u;
+  for (int idx = t; idx < kRowsPerWarpgroup * kUnitsPerRow; idx += kWarpgroupThreads) {
+    uint4* unit = reinterpret_cast<uint4*>(q_ptr + idx * 16);
+    uint4 x = *unit;
+    x.x ^= kSigns;
+    x.y ^= kSigns;
+    x.z ^= kSigns;
+    x.w ^= kSigns;
+    *unit = x;
+  }
+}
+
 // Waits for the Q copies issue_q started (this thread's only outstanding cp.async group); with
 // negate flips the sign of every element (bmm1_scale < 0, see softmax); makes the tile visible to
 // WGMMA.
@@ -242,21 +263,46 @@ template <class Tr>
 __device__ __forceinline__ void finish_q(char* q_ptr, int consumer, int t, bool negate) {
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
   if (negate) {
-    constexpr int kEb = Tr::kElemBytes;
-    constexpr int kUnitsPerRow = Tr::kHeadDim * kEb / 16;
-    constexpr uint32_t kSigns = kEb == 2 ? 0x80008000u : 0x80808080u;
     warpgroup_sync(consumer);  // every thread's copies have landed
-    for (int idx = t; idx < kRowsPerWarpgroup * kUnitsPerRow; idx += kWarpgroupThreads) {
-      uint4* unit = reinterpret_cast<uint4*>(q_ptr + idx * 16);
-      uint4 x = *unit;
-      x.x ^= kSigns;
-      x.y ^= kSigns;
-      x.z ^= kSigns;
-      x.w ^= kSigns;
-      *unit = x;
-    }
+    negate_q_tile<Tr>(q_ptr, t);
   }
   cutlass::arch::fence_view_async_shared();  // Q is read by WGMMA (async proxy)
+  warpgroup_sync(consumer);
+}
+
+// Q by TMA (Traits::kQByTma and maps.q_tma): one thread of the warpgroup loads its 64 packed rows
+// into q_ptr, D / 64 boxes of 64 / G tokens x G heads (the box of the output map, in the Q tile's
+// layout), completing on bar. Rows past the request hold the next tokens' queries, or zeros past
+// the tensor: each row is computed alone and the epilogue writes only rows inside the request.
+// The caller has made the region free (release_staging, and a proxy fence after the generic
+// accesses of its last use).
+template <class Tr>
+__device__ __forceinline__ void issue_q_tma(const Params& p, const TmaMaps& maps, const Work& w, uint64_t* bar,
+                                            char* q_ptr, int consumer) {
+  const int first = w.m0 + consumer * kRowsPerWarpgroup;
+  const int token = static_cast<int>(w.q_start) + p.group_div.div(first);
+  const int head = w.kv_head * p.group_size;
+  constexpr uint64_t kHint = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_FIRST);
+  arrive_expect_tx(bar, Tr::kQWarpgroupBytes);
+#pragma unroll
+  for (int c = 0; c < Tr::kHeadDim / kChunkCols; ++c) {
+    cute::SM90_TMA_LOAD_3D::copy(&maps.q, bar, kHint, q_ptr + c * kRowsPerWarpgroup * kSwizzleBytes, c * kChunkCols,
+                                 head, token);
+  }
+}
+
+// Waits for the boxes issue_q_tma started (bar at `parity`); with negate flips the sign of every
+// element, as finish_q. The closing warpgroup barrier is for ptxas: without it, the consumers'
+// WGMMA descriptors and stage addresses left uniform registers (measured with Q by TMA in every
+// 16-bit kernel: twice the R2UR and 20-50 LDL / STL in the main loops at D = 64 and D = 256).
+template <class Tr>
+__device__ __forceinline__ void finish_q_tma(uint64_t* bar, uint32_t parity, char* q_ptr, int consumer, int t,
+                                             bool negate) {
+  wait_barrier(bar, parity);
+  if (negate) {
+    negate_q_tile<Tr>(q_ptr, t);
+    cutlass::arch::fence_view_async_shared();  // Q is read by WGMMA (async proxy)
+  }
   warpgroup_sync(consumer);
 }
 

@@ -73,14 +73,18 @@ __device__ __forceinline__ void pass_turn(int consumer) {
 // Warps of the producer warpgroup that widen e4m3 tiles (all but the TMA warp).
 constexpr int kWidenerWarps = kProducerWarpgroups * kWarpgroupThreads / 32 - 1;
 
-// The mbarriers of a CTA (traits.cuh reserves their shared memory): 4 * kStages + 1, and with
-// e4m3 KV four more per raw stage. With kKvFp8 the 16-bit stages are filled by the widener warps (full_k /
+// The mbarriers of a CTA (traits.cuh reserves their shared memory): 4 * kStages + 1, with
+// e4m3 KV four more per raw stage, and with Q by TMA one a Q region (q_full: one arrival plus
+// the bytes, by the consumer thread that issues the boxes).
+// With kKvFp8 the 16-bit stages are filled by the widener warps (full_k /
 // full_v count one arrival per widener warp) from raw tiles that TMA fills (raw_full_*: one
 // arrival plus the bytes) and the wideners release (raw_empty_*: one arrival per widener warp).
 // kQkvFp8: K is loaded by TMA straight into its stage; V goes through the raw stages, and the
 // transposing warps fill full_v (one arrival per warp).
-template <int kStages, int kConsumerWarps, bool kKvFp8 = false, int kRawStages = 1, bool kQkvFp8 = false>
+template <int kStages, int kConsumerWarps, bool kKvFp8 = false, int kRawStages = 1, bool kQkvFp8 = false,
+          int kQBarriers = 0>
 struct Barriers {
+  static constexpr int kQBase = 4 * kStages + 1 + (kKvFp8 || kQkvFp8 ? 4 * kRawStages : 0);
   uint64_t* base;
   __device__ uint64_t* full_k(int s) const { return base + s; }
   __device__ uint64_t* full_v(int s) const { return base + kStages + s; }
@@ -91,6 +95,8 @@ struct Barriers {
   __device__ uint64_t* raw_full_v(int r) const { return base + 4 * kStages + 1 + kRawStages + r; }
   __device__ uint64_t* raw_empty_k(int r) const { return base + 4 * kStages + 1 + 2 * kRawStages + r; }
   __device__ uint64_t* raw_empty_v(int r) const { return base + 4 * kStages + 1 + 3 * kRawStages + r; }
+  // Q by TMA: Q region i (buffer * consumer warpgroups + warpgroup) has landed.
+  __device__ uint64_t* q_full(int i) const { return base + kQBase + i; }
 
   // One thread, before the roles split (followed by a CTA barrier).
   __device__ void init() const {
@@ -103,6 +109,7 @@ struct Barriers {
       cutlass::arch::ClusterBarrier::init(empty_v(s), kConsumerWarps);
     }
     cutlass::arch::ClusterBarrier::init(v_tail(), 1);
+    for (int i = 0; i < kQBarriers; ++i) cutlass::arch::ClusterBarrier::init(q_full(i), 1);
     if constexpr (kKvFp8 || kQkvFp8) {
       for (int r = 0; r < kRawStages; ++r) {
         cutlass::arch::ClusterBarrier::init(raw_full_k(r), 1);
@@ -117,7 +124,8 @@ struct Barriers {
 
 template <class Tr>
 using BarriersOf =
-    Barriers<Tr::kStages, Tr::kConsumerWarpgroups * kWarpgroupThreads / 32, Tr::kKvFp8, Tr::kRawStages, Tr::kQkvFp8>;
+    Barriers<Tr::kStages, Tr::kConsumerWarpgroups * kWarpgroupThreads / 32, Tr::kKvFp8, Tr::kRawStages, Tr::kQkvFp8,
+             Tr::kQBarriers>;
 
 __device__ __forceinline__ void wait_barrier(uint64_t* bar, uint32_t phase) {
   cutlass::arch::ClusterBarrier::wait(bar, phase);

@@ -46,18 +46,17 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
   // it, on the static walk otherwise. Calls where a request may split (8192 keys or more with few
   // KV heads: long_8k, d64 and d256 are such calls) run the kernel with the split code: on the
   // scheduler's walk when one request of max_q_len rows alone fills more than a wave, so that its
-  // items cannot split, and pages hold 64 keys or more; statically otherwise, one item a CTA. On
-  // the H200 (docs/perf-notes.md "sm90 v15") the scheduler took long_8k 856 -> 835 us and d64 1284
-  // -> 1211 at page 64, but d64 1312 -> 1352 at page 16 and chunk_long_tp8_batch (split items)
-  // 1044 -> 1125. The walk gives each item the same arithmetic: the choice moves no result.
+  // items cannot split; statically otherwise, one item a CTA. On the H200 the scheduler took
+  // long_8k 856 -> 835 us and d64 1284 -> 1211 at page 64 but chunk_long_tp8_batch (split items)
+  // 1044 -> 1125 (docs/perf-notes.md "sm90 v15"); at page 16 it had measured slower on d64 (1312 ->
+  // 1352, with two consumer warpgroups), but with the D = 64 kernels' third it takes d64_sinks_swa
+  // 186 -> 159 us and fp8.d64 1023 -> 987 there ("sm90 v27"). The walk gives each item the same
+  // arithmetic: the choice moves no result.
   // max_q_len and max_kv_len are the caller's bounds; every input of the choice is a host integer
   // (graph-safe).
   static unsigned long long smem_ready[4] = {0, 0, 0, 0};  // devices whose smem limit was raised, per kernel
   const bool split = plan.shape.target != 0;
-  // The long form of a two-form kernel (192-key tiles) takes the scheduler at every page size:
-  // fp8.long_8k at page 16 735 -> 713 us on the H200 (docs/perf-notes.md "sm90 v21").
-  const bool unsplit_walk =
-      !split || (plan.slots > plan.shape.target && (p.page_size >= 64 || Tr::kFp8LongTile));
+  const bool unsplit_walk = !split || plan.slots > plan.shape.target;
   const bool dynamic = Tr::kSchedulerWalk && p.max_kv_len > kPersistentMaxKv && unsplit_walk && !stripes;
   const int64_t num_tiles = static_cast<int64_t>(plan.slots) * p.batch_size;
   // <..., Tr::kSchedulerWalk>: traits without the scheduler never take the dynamic arms, and name

@@ -202,6 +202,14 @@ struct Traits {
   // 716-736 -> 711-715 at page 64 (docs/perf-notes.md "sm90 v22").
   static constexpr bool kQAhead = kHeadDim <= 128 && !kKvFp8 && !kFp8LongTile;
   static constexpr int kQBuffers = kQAhead ? 2 : 1;
+  // Q by TMA (16-bit Q over a 16-bit cache at D = 128, where the call's Q map is described:
+  // launch.h TmaMaps; kernel.cuh says which of its kernels use it): one thread of a consumer
+  // warpgroup loads its 64 packed rows as two boxes of 64 / G tokens x G heads onto an mbarrier of
+  // its own (one a Q region), instead of 128 threads' row-table lookups and cp.async copies. The
+  // e4m3 paths keep the copies (their Q is widened, converted or laid out for FP8 WGMMA); so do
+  // D = 64 and D = 256, where Q by TMA measured slower (d64.short_256 +3%, d256 +1%).
+  static constexpr bool kQByTma = kHeadDim == 128 && !kKvFp8 && !kQkvFp8;
+  static constexpr int kQBarriers = kQByTma ? kQBuffers * kConsumerWarpgroups : 0;
 
   // Shared-memory plan (bytes from the 1024-aligned base).
   // Consumer warpgroup w's Q (then its output staging) in buffer b at (b * 2 + w) * kQWarpgroupBytes.
@@ -217,8 +225,9 @@ struct Traits {
   static constexpr int kSmemRawK = kSmemV + kStages * kKvTileBytes;
   static constexpr int kSmemRawV = kSmemRawK + (kKvFp8 ? kRawStages * kRawTileBytes : 0);  // kQkvFp8: V only
   static constexpr int kSmemBarriers = kSmemRawV + kRawStages * kRawTileBytes;
-  // full/empty for K and V per stage, V tail, and (e4m3) full/empty for the raw K and V stages.
-  static constexpr int kNumBarriers = 4 * kStages + 1 + (kKvFp8 || kQkvFp8 ? 4 * kRawStages : 0);
+  // full/empty for K and V per stage, V tail, (e4m3) full/empty for the raw K and V stages, and
+  // (Q by TMA) one a Q region.
+  static constexpr int kNumBarriers = 4 * kStages + 1 + (kKvFp8 || kQkvFp8 ? 4 * kRawStages : 0) + kQBarriers;
   // Each consumer warpgroup's row table (load.cuh fill_row_table): 64 row offsets.
   static constexpr int kSmemRows = (kSmemBarriers + kNumBarriers * 8 + 15) / 16 * 16;
   static constexpr int kRowTableBytes = kRowsPerWarpgroup * 8;
