@@ -1,0 +1,36 @@
+#!/bin/bash
+# Prepared for the next session (not run): XI = sm90-overlap-items.patch on main at da9a15e,
+# built with -DCMAKE_CUDA_FLAGS=-DCTXATTN_SM90_OVERLAP_ITEMS (the 16-bit D = 128 kernel of short
+# requests computes the next item's first Q K^T under the current item's epilogue). FIN = main.
+# The GPU tests and the three sanitizers on XI first (its consumer walk and turn sequence are
+# new), then the bench FIN / XI rotating on the shapes that run that kernel (and two that do
+# not, as controls). Expects .gpu/libs.tar.xz (libFIN/, libXI/: stripped), .gpu/ctxattn_gpu_bench
+# and .gpu/ctxattn_tests.xz from main's build. Carry [".gpu"].
+cd "$(dirname "$0")/../../.."
+T0=$(date +%s)
+rm -rf /tmp/o; mkdir -p /tmp/o
+step() { echo "$1 $(( $(date +%s)-T0 ))s" | tee -a /tmp/o/steps.txt; }
+xz -dc .gpu/libs.tar.xz | tar xf - -C .gpu
+for v in FIN XI; do ln -sf libctxattn.so.0.1.0 .gpu/lib$v/libctxattn.so.0; ln -sf libctxattn.so.0.1.0 .gpu/lib$v/libctxattn.so; done
+xz -dc .gpu/ctxattn_tests.xz > .gpu/ctxattn_tests; chmod +x .gpu/ctxattn_tests
+run1() { LD_LIBRARY_PATH=.gpu/lib$1 timeout 90 .gpu/ctxattn_gpu_bench $2 --backends cuda_sm90 --pages $3 --runs ${4:-5} 2>/dev/null | grep -v "^device\|^workload" | sed "s/^/$1 /" | tee -a /tmp/o/bench.txt; }
+gt() {  # gt VARIANT NAME FILTER LIMIT [backend]
+  LD_LIBRARY_PATH=$PWD/.gpu/lib$1 CTXATTN_TEST_BACKEND=$5 timeout $4 .gpu/ctxattn_tests --gtest_filter="$3" > /tmp/o/gtest-$2-$1.log 2>&1
+  echo "rc $?" >> /tmp/o/gtest-$2-$1.log; grep -hE "^\[  (PASSED|FAILED) |^\[  FAILED|^sweep:|^rc" /tmp/o/gtest-$2-$1.log | sed "s/^/$1 $2: /"
+}
+step unpacked
+gt XI sm90 'CudaPortable*:CudaReliability*:CudaSplit*' 150 cuda_sm90
+gt XI edges 'CudaSm90*:Sm90*' 120
+step tests
+for t in memcheck racecheck synccheck; do
+  LD_LIBRARY_PATH=$PWD/.gpu/libXI CTXATTN_TEST_BACKEND=cuda_sm90 CTXATTN_GPU_SWEEP=4:small timeout 80 compute-sanitizer --tool $t --error-exitcode 1 \
+    .gpu/ctxattn_tests --gtest_filter='CudaPortable.RandomSweep*:CudaSm90.QueriesByTma*:CudaSm90.PersistentGrid*:CudaSm90.SchedulerCounters*' > /tmp/o/$t-XI.log 2>&1
+  echo "rc $?" >> /tmp/o/$t-XI.log; echo "$t: $(tail -2 /tmp/o/$t-XI.log | tr '\n' ' ')"
+done
+step sanitizers
+tar cf $OUT/logs.tar -C /tmp/o .
+W=short_256,batch_1k,long_8k,d64.short_256
+for v in FIN XI XI FIN; do run1 $v $W 64,16; done
+step bench
+tar cf $OUT/logs.tar -C /tmp/o .
+true
