@@ -1,17 +1,21 @@
 #!/bin/bash
-# Prepared for the next session (not run): XI = sm90-overlap-items.patch on main at da9a15e,
-# built with -DCMAKE_CUDA_FLAGS=-DCTXATTN_SM90_OVERLAP_ITEMS (the 16-bit D = 128 kernel of short
-# requests computes the next item's first Q K^T under the current item's epilogue). FIN = main.
+# Prepared for the next session (not run). On main at ef9784b (FIN):
+#   XI = sm90-overlap-items.patch, built with -DCMAKE_CUDA_FLAGS=-DCTXATTN_SM90_OVERLAP_ITEMS (the
+#        16-bit D = 128 kernel of short requests computes the next item's first Q K^T under the
+#        current item's epilogue);
+#   FQ = sm90-q-tma-e4m3.patch (Q by TMA in the short form of the e4m3 Q/K/V kernel at D = 128
+#        too: fp8.batch_1k), with its test cases.
 # The GPU tests and the three sanitizers on XI first (its consumer walk and turn sequence are
-# new), then the bench FIN / XI rotating on the shapes that run that kernel (and two that do
-# not, as controls). Expects .gpu/libs.tar.xz (libFIN/, libXI/: stripped), .gpu/ctxattn_gpu_bench
-# and .gpu/ctxattn_tests.xz from main's build. Carry [".gpu"].
+# new), FQ's gtest step and edge tests, then the bench FIN / XI / FQ rotating on the shapes of
+# those kernels (and two controls). Expects .gpu/libs.tar.xz (libFIN/, libXI/, libFQ/: stripped),
+# .gpu/ctxattn_gpu_bench and .gpu/ctxattn_tests.xz built from the FQ tree (its test binary holds
+# the e4m3 cases; on FIN and XI they compare the copies with themselves). Carry [".gpu"].
 cd "$(dirname "$0")/../../.."
 T0=$(date +%s)
 rm -rf /tmp/o; mkdir -p /tmp/o
 step() { echo "$1 $(( $(date +%s)-T0 ))s" | tee -a /tmp/o/steps.txt; }
 xz -dc .gpu/libs.tar.xz | tar xf - -C .gpu
-for v in FIN XI; do ln -sf libctxattn.so.0.1.0 .gpu/lib$v/libctxattn.so.0; ln -sf libctxattn.so.0.1.0 .gpu/lib$v/libctxattn.so; done
+for v in FIN XI FQ; do ln -sf libctxattn.so.0.1.0 .gpu/lib$v/libctxattn.so.0; ln -sf libctxattn.so.0.1.0 .gpu/lib$v/libctxattn.so; done
 xz -dc .gpu/ctxattn_tests.xz > .gpu/ctxattn_tests; chmod +x .gpu/ctxattn_tests
 run1() { LD_LIBRARY_PATH=.gpu/lib$1 timeout 90 .gpu/ctxattn_gpu_bench $2 --backends cuda_sm90 --pages $3 --runs ${4:-5} 2>/dev/null | grep -v "^device\|^workload" | sed "s/^/$1 /" | tee -a /tmp/o/bench.txt; }
 gt() {  # gt VARIANT NAME FILTER LIMIT [backend]
@@ -28,9 +32,12 @@ for t in memcheck racecheck synccheck; do
   echo "rc $?" >> /tmp/o/$t-XI.log; echo "$t: $(tail -2 /tmp/o/$t-XI.log | tr '\n' ' ')"
 done
 step sanitizers
+gt FQ sm90 'CudaPortable*:CudaReliability*:CudaSplit*' 150 cuda_sm90
+gt FQ edges 'CudaSm90*:Sm90*' 120
+step tests-fq
 tar cf $OUT/logs.tar -C /tmp/o .
-W=short_256,batch_1k,long_8k,d64.short_256
-for v in FIN XI XI FIN; do run1 $v $W 64,16; done
+W=short_256,batch_1k,fp8.batch_1k,long_8k,d64.short_256
+for v in FIN XI FQ FQ XI FIN; do run1 $v $W 64,16; done
 step bench
 tar cf $OUT/logs.tar -C /tmp/o .
 true
