@@ -38,8 +38,8 @@ struct LaunchEnv {
 // 64 / G tokens (G dividing 64), 128-byte swizzle: the 64 packed rows of a consumer warpgroup,
 // one box a 64-column chunk, stored from its staging tile (sm90/epilogue.cuh).
 // q (q_tma != 0): fp16 / bf16 queries over a cache of their own type at D = 128 as (d, head,
-// token), the boxes of out: a consumer warpgroup's 64 packed rows, one box a 64-column chunk, loaded into its
-// Q region (sm90/load.cuh issue_q_tma).
+// token), the boxes of out: a consumer warpgroup's 64 packed rows, one box a 64-column chunk,
+// loaded into its Q region (sm90/load.cuh issue_q_tma).
 // 64-byte aligned: each map is read in place as a kernel parameter.
 struct TmaMaps {
   CUtensorMap k;
