@@ -192,31 +192,34 @@ TEST(CudaSplit, RequestOutputIsBitwiseTheSameAloneAndInABatch) {
 }
 
 // A request too long to split (its tiles alone fill more than a wave) beside one that splits, at
-// page size 64: on the Hopper backend the call runs the split kernel on the scheduler's walk
-// (persistent CTAs drawing items, split pieces among them; sm90/run.cuh), where the split request
-// alone runs it on the static walk. Both match the reference, and the split request's rows are
-// bitwise those it gets alone.
+// page sizes 64 and 16: on the Hopper backend the call runs the split kernel on the scheduler's
+// walk (persistent CTAs drawing items, split pieces among them; sm90/run.cuh), where the split
+// request alone runs it on the static walk. Both match the reference, and the split request's rows
+// are bitwise those it gets alone.
 TEST(CudaSplit, SplitPiecesBesideALongRequestMatchTheReferenceAndTheRequestAlone) {
   CTXATTN_REQUIRE_GPU();
-  ProblemSpec s = split_spec();
-  s.num_qo_heads = 32;
-  s.num_kv_heads = 8;
-  s.page_size = 64;
-  s.with_sinks = true;
-  s.q_lens = {600, 5};
-  s.kv_lens = {9000, 12000};
-  check_split_case(s, 1);
-  PagedProblem pb(s);
-  pb.poison_outputs();
-  DeviceProblem dev(pb);
-  ASSERT_TRUE(dev.ok());
-  ASSERT_EQ(expected_pieces(dev.args, s, 600, 9000), 1) << "request 0 must not split";
-  ASSERT_GT(expected_pieces(dev.args, s, 5, 12000), 1) << "request 1 must be split";
-  ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
-  ASSERT_TRUE(dev.download());
-  const std::vector<uint8_t> batch_out = pb.out;
-  const std::vector<float> batch_lse = pb.lse;
-  expect_alone_matches_batch(pb, dev, s, 1, batch_out, batch_lse);
+  for (int32_t page : {64, 16}) {
+    ProblemSpec s = split_spec();
+    s.num_qo_heads = 32;
+    s.num_kv_heads = 8;
+    s.page_size = page;
+    s.with_sinks = true;
+    s.q_lens = {600, 5};
+    s.kv_lens = {9000, 12000};
+    SCOPED_TRACE("page size " + std::to_string(page));
+    check_split_case(s, 1);
+    PagedProblem pb(s);
+    pb.poison_outputs();
+    DeviceProblem dev(pb);
+    ASSERT_TRUE(dev.ok());
+    ASSERT_EQ(expected_pieces(dev.args, s, 600, 9000), 1) << "request 0 must not split";
+    ASSERT_GT(expected_pieces(dev.args, s, 5, 12000), 1) << "request 1 must be split";
+    ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
+    ASSERT_TRUE(dev.download());
+    const std::vector<uint8_t> batch_out = pb.out;
+    const std::vector<float> batch_lse = pb.lse;
+    expect_alone_matches_batch(pb, dev, s, 1, batch_out, batch_lse);
+  }
 }
 
 TEST(CudaSplit, RerunsAreBitwiseEqual) {
