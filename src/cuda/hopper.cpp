@@ -4,9 +4,10 @@
 //
 // Served: fp16 / bf16 Q with K/V of the same type or e4m3, e4m3 Q with e4m3 K/V (FP8 WGMMA);
 // head dims 64, 128, 256,
-// page sizes of 8 and more, every mask, sink, scale, LSE and output kind of the SPEC; K/V and Q
-// with 16-byte aligned data and strides. Everything else is answered UNSUPPORTED with the reason, and AUTO then runs
-// the portable backend (core/dispatch.cpp).
+// every page size (pages of 8+ tokens by TMA, smaller ones gathered by cp.async), every mask, sink,
+// scale, LSE and output kind of the SPEC; K/V and Q with 16-byte aligned data and strides.
+// Everything else is answered UNSUPPORTED with the reason, and AUTO then runs the portable backend
+// (core/dispatch.cpp).
 #include <cuda.h>
 #include <stdint.h>
 
@@ -75,6 +76,10 @@ bool fp8_mma(const Params& p) {
 bool group_major(const Params& p, bool qkv_fp8) {
   return p.kv_dtype != CTXATTN_DTYPE_FLOAT8_E4M3 && !qkv_fp8 && p.head_dim > sm90::kChunkCols;
 }
+
+// Whether the kernel gathers the call's pages with cp.async (sm90/load.cuh KvProducer::gather):
+// pages of fewer than 8 tokens, too small for a useful TMA box.
+bool gathers_pages(const Params& p) { return p.log2_page_size < sm90::kLog2MinBoxRows; }
 
 // How the group-major maps number a pool's (page, KV head) pairs as one coordinate: unit = page *
 // units + head, at unit * stride elements (launch.h TmaMaps). One KV head: units 1 at the page
@@ -310,10 +315,6 @@ Status cuda_sm90_supports(const Params& p) {
     return unsupported("kv_cache: the sm90 backend implements fp16 and bf16 queries over KV of the same dtype or "
                        "e4m3, and e4m3 queries over e4m3");
   }
-  if (p.page_size < 8) {
-    return unsupported("page_size: the sm90 backend reads pages of 8 tokens or more by TMA, got " +
-                       std::to_string(p.page_size));
-  }
   const int64_t kvb = kv_fp8 ? 1 : 2;
   if (!aligned16(p.k) || !aligned16(p.v) || !stride_ok(p.k_stride_page, kvb) || !stride_ok(p.k_stride_head, kvb) ||
       !stride_ok(p.k_stride_token, kvb) || !stride_ok(p.v_stride_page, kvb) || !stride_ok(p.v_stride_head, kvb) ||
@@ -321,7 +322,9 @@ Status cuda_sm90_supports(const Params& p) {
     return unsupported("kv_cache: the sm90 backend needs K and V data pointers and page / head / token strides that "
                        "are positive multiples of 16 bytes");
   }
-  if (group_major(p, false)) {  // the group-major maps number (page, KV head) pairs as one coordinate
+  // The group-major maps number (page, KV head) pairs as one coordinate; gathered pages (fewer
+  // than 8 tokens) take any page stride.
+  if (group_major(p, false) && !gathers_pages(p)) {
     if (pool_units(p, p.k_stride_page, p.k_stride_head).units == 0 ||
         pool_units(p, p.v_stride_page, p.v_stride_head).units == 0) {
       return unsupported("kv_cache: the sm90 backend needs page strides that are multiples of the head stride, with "
@@ -366,10 +369,12 @@ Status cuda_sm90_run(const Params& p) {
   sm90::TmaMaps maps{};
   const bool qkv_fp8 = fp8_mma(p);  // reads the environment once a call
   const int box_rows = box_rows_for(p, qkv_fp8);
-  CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.k, p.k_stride_page, p.k_stride_head, p.k_stride_token, box_rows,
-                                        &maps.k, &maps.k_page_units));
-  CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.v, p.v_stride_page, p.v_stride_head, p.v_stride_token, box_rows,
-                                        &maps.v, &maps.v_page_units));
+  if (!gathers_pages(p)) {  // gathered pages: the kernel reads K and V without maps
+    CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.k, p.k_stride_page, p.k_stride_head, p.k_stride_token,
+                                          box_rows, &maps.k, &maps.k_page_units));
+    CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.v, p.v_stride_page, p.v_stride_head, p.v_stride_token,
+                                          box_rows, &maps.v, &maps.v_page_units));
+  }
   CTXATTN_RETURN_IF_ERROR(make_out_map(p, &maps.out, &maps.out_tma));
   CTXATTN_RETURN_IF_ERROR(make_q_map(p, &maps.q, &maps.q_tma));
   // The long form of the e4m3 D = 128 kernel (sm90/run.cuh run_attention, which says which calls

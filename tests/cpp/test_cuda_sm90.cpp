@@ -40,10 +40,21 @@ ProblemSpec base_spec() {
   return s;
 }
 
-// `spec` on the Hopper kernel against the CPU reference: AUTO must choose the kernel, the outputs
-// (NaN-poisoned first) must be within the SPEC's tolerances, and rows outside every request
-// untouched.
-void expect_sm90_serves_and_matches(const ProblemSpec& spec) {
+// base_spec at another head dim and dtypes.
+ProblemSpec typed_spec(int head_dim, ctxattn_dtype_t q, ctxattn_dtype_t kv, ctxattn_dtype_t out) {
+  ProblemSpec s = base_spec();
+  s.head_dim = head_dim;
+  s.q_dtype = q;
+  s.kv_dtype = kv;
+  s.out_dtype = out;
+  return s;
+}
+
+// `spec` on the Hopper kernel against the CPU reference: AUTO must choose `auto_choice` (the
+// Hopper kernel, unless the dispatch policy sends the call elsewhere), the outputs (NaN-poisoned
+// first) must be within the SPEC's tolerances, and rows outside every request untouched.
+void expect_sm90_serves_and_matches(const ProblemSpec& spec,
+                                    ctxattn_backend_t auto_choice = CTXATTN_BACKEND_CUDA_SM90) {
   PagedProblem want(spec);
   ASSERT_EQ(run_cpu_reference(want), CTXATTN_STATUS_OK) << ctxattn_last_error();
   PagedProblem got(spec);
@@ -53,7 +64,7 @@ void expect_sm90_serves_and_matches(const ProblemSpec& spec) {
   dev.args.backend = CTXATTN_BACKEND_AUTO;
   ctxattn_backend_t chosen = CTXATTN_BACKEND_AUTO;
   ASSERT_EQ(ctxattn_select_backend(&dev.args, &chosen), CTXATTN_STATUS_OK) << ctxattn_last_error();
-  EXPECT_EQ(chosen, CTXATTN_BACKEND_CUDA_SM90);
+  EXPECT_EQ(chosen, auto_choice) << ctxattn_backend_name(chosen);
   dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
   ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
   ASSERT_TRUE(dev.download());
@@ -81,14 +92,6 @@ struct Refusal {
 TEST(CudaSm90, RefusesWhatItDoesNotServeAndAutoAnswersIt) {
   if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
   const std::vector<Refusal> refusals = {
-      {"page size 4", "page_size", [](ProblemSpec& s) { s.page_size = 4; }},
-      {"page size 1", "page_size", [](ProblemSpec& s) { s.page_size = 1; }},
-      {"e4m3 query and KV in pages of 4", "page_size",
-       [](ProblemSpec& s) {
-         s.q_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
-         s.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
-         s.page_size = 4;
-       }},
       // The 16-bit kernels at D >= 128 number (page, KV head) pairs as one TMA coordinate
       // (hopper.cpp pool_units): 8 elements after each page break page = k * head stride.
       {"a page stride that is no multiple of the head stride", "kv_cache", [](ProblemSpec& s) { s.page_pad = 8; }},
@@ -310,11 +313,7 @@ TEST(CudaSm90, PersistentGridMatchesTheReference) {
   for (const char* cap : {"1", "5"}) {
     setenv("CTXATTN_SM90_GRID_CTAS", cap, 1);
     for (const Case& c : cases) {
-      ProblemSpec spec = base_spec();
-      spec.head_dim = c.head_dim;
-      spec.q_dtype = c.q;
-      spec.kv_dtype = c.kv;
-      spec.out_dtype = c.out;
+      ProblemSpec spec = typed_spec(c.head_dim, c.q, c.kv, c.out);
       spec.page_size = c.head_dim == 256 ? 64 : 16;
       spec.with_sinks = c.head_dim == 64;
       spec.window_left = c.head_dim == 64 ? 100 : -1;
@@ -527,19 +526,87 @@ TEST(CudaSm90, QueriesByTmaMatchTheRowCopiesBitwise) {
   }
 }
 
-// AUTO takes the Hopper kernel for what it serves, short sliding windows included
-// (core/dispatch.cpp).
+// Pages of 1, 2 and 4 tokens, gathered by the producer warp with cp.async into the layouts its
+// TMA boxes make (sm90/load.cuh KvProducer::gather), on every kernel family: 16-bit at D = 64 /
+// 128 / 256, bf16 queries over an e4m3 cache (the raw tile the wideners read), e4m3 Q/K/V on FP8
+// WGMMA at D = 64 (the 64-byte swizzle) / 128 (both tile forms: a request of 4096+ keys takes the
+// 192-key tiles) / 256 (nvfp4 output: the two-term kernel); NHD and HND, the one-tensor form,
+// padded token rows and a page stride that is no multiple of the head stride (which the TMA maps
+// refuse: gathered pages take any), sinks, a window, a split call (short queries over 8192+ keys)
+// and a grid of 5 CTAs. Forced by name: AUTO keeps such pages on the portable kernel.
+TEST(CudaSm90, SmallPagesAreGatheredOnEveryKernelFamily) {
+  if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
+  struct Case {
+    int head_dim;
+    ctxattn_dtype_t q, kv, out;
+    int32_t page_size;
+    const char* what;
+    void (*edit)(ProblemSpec&);
+  };
+  const auto none = [](ProblemSpec&) {};
+  const std::vector<Case> cases = {
+      {128, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, 1, "HND", none},
+      {64, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT16, 2, "NHD one tensor, sinks, window",
+       [](ProblemSpec& s) {
+         s.kv_layout = CTXATTN_KV_LAYOUT_NHD;
+         s.kv_form = KvForm::kOneTensor;
+         s.with_sinks = true;
+         s.window_left = 70;
+       }},
+      {256, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, 4, "padded rows and pages",
+       [](ProblemSpec& s) {
+         s.kv_pad = 8;
+         s.page_pad = 8;
+       }},
+      {128, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_BFLOAT16, 2, "e4m3 cache", none},
+      {64, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, 4, "e4m3 cache, NHD",
+       [](ProblemSpec& s) { s.kv_layout = CTXATTN_KV_LAYOUT_NHD; }},
+      {64, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_BFLOAT16, 1, "FP8 WGMMA", none},
+      {128, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT16, 4, "FP8 WGMMA, both forms",
+       [](ProblemSpec& s) {
+         s.q_lens = {37, 70};
+         s.kv_lens = {300, 4200};
+       }},
+      {256, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_NVFP4, 2, "FP8 WGMMA, nvfp4", none},
+      {128, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, 4, "split",
+       [](ProblemSpec& s) {
+         s.q_lens = {16, 3};
+         s.kv_lens = {9000, 8300};
+       }},
+      {128, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT16, 1, "grid of 5 CTAs, long KV",
+       [](ProblemSpec& s) {
+         s.q_lens = {37, 0, 150};
+         s.kv_lens = {1500, 40, 1100};
+         setenv("CTXATTN_SM90_GRID_CTAS", "5", 1);
+       }},
+  };
+  for (const Case& c : cases) {
+    ProblemSpec spec = typed_spec(c.head_dim, c.q, c.kv, c.out);
+    spec.page_size = c.page_size;  // with base_spec's NaN-poisoned spare pages
+    c.edit(spec);
+    SCOPED_TRACE(std::string(c.what) + ": D=" + std::to_string(c.head_dim) + " page " + std::to_string(c.page_size));
+    expect_sm90_serves_and_matches(spec, CTXATTN_BACKEND_CUDA_PORTABLE);
+    unsetenv("CTXATTN_SM90_GRID_CTAS");
+  }
+}
+
+// AUTO takes the Hopper kernel for what it serves, short sliding windows included, but pages of
+// fewer than 8 tokens, which go to the portable kernel (core/dispatch.cpp).
 TEST(CudaSm90, AutoChoosesByTheDispatchPolicy) {
   if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
   struct Case {
     int32_t window_left;
+    int32_t page_size;
     ctxattn_backend_t expected;
   };
-  for (const Case c : {Case{-1, CTXATTN_BACKEND_CUDA_SM90}, Case{0, CTXATTN_BACKEND_CUDA_SM90},
-                       Case{127, CTXATTN_BACKEND_CUDA_SM90}, Case{256, CTXATTN_BACKEND_CUDA_SM90}}) {
-    SCOPED_TRACE("window_left " + std::to_string(c.window_left));
+  for (const Case c : {Case{-1, 16, CTXATTN_BACKEND_CUDA_SM90}, Case{0, 16, CTXATTN_BACKEND_CUDA_SM90},
+                       Case{127, 16, CTXATTN_BACKEND_CUDA_SM90}, Case{256, 16, CTXATTN_BACKEND_CUDA_SM90},
+                       Case{-1, 8, CTXATTN_BACKEND_CUDA_SM90}, Case{-1, 4, CTXATTN_BACKEND_CUDA_PORTABLE},
+                       Case{-1, 1, CTXATTN_BACKEND_CUDA_PORTABLE}}) {
+    SCOPED_TRACE("window_left " + std::to_string(c.window_left) + " page_size " + std::to_string(c.page_size));
     ProblemSpec spec = base_spec();
     spec.window_left = c.window_left;
+    spec.page_size = c.page_size;
     PagedProblem pb(spec);
     DeviceProblem dev(pb);
     ASSERT_TRUE(dev.ok());

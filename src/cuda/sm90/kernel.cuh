@@ -1,7 +1,8 @@
 // The Hopper (sm90a) attention kernel: orchestration only. The pieces:
 //   work.cuh      a work item: (request, KV head, packed rows), lengths made safe
 //   scheduler.cuh persistent CTAs drawing work items from a counter; the item ring
-//   load.cuh      K/V by TMA from the paged pool (producer), Q by cp.async or TMA (consumers)
+//   load.cuh      K/V by TMA (or cp.async for pages of 1-4 tokens) from the paged pool
+//                 (producer), Q by cp.async or TMA (consumers)
 //   fp8_stage.cuh e4m3 raw tiles widened to fp16 (e4m3 KV) or V transposed to V^T (e4m3 Q/K/V)
 //   producer.cuh  the producer warpgroup over one work item: loads, e4m3 widening / transposing
 //   pipeline.cuh  mbarrier stages between producer and consumers, named barriers
@@ -409,9 +410,12 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
   const int warpgroup = tid / kWarpgroupThreads;
   if (tid == 0) {
     if constexpr (kDynamic) ItemRing<Tr>{smem}.init();  // fenced by bars.init
-    bars.init();
-    cute::prefetch_tma_descriptor(&maps.k);
-    cute::prefetch_tma_descriptor(&maps.v);
+    const bool gathered = p.log2_page_size < kLog2MinBoxRows;  // no K / V maps (hopper.cpp)
+    bars.init(gathered);
+    if (!gathered) {
+      cute::prefetch_tma_descriptor(&maps.k);
+      cute::prefetch_tma_descriptor(&maps.v);
+    }
   }
   __syncthreads();
 

@@ -5,7 +5,9 @@
 //               pool is out of the tensor's bounds: TMA fills zeros and reads nothing.
 //               With e4m3 KV the boxes land in a raw byte tile (one box per page piece, all D
 //               bytes of a row), which KvWidener (fp8_stage.cuh) turns into the 16-bit stage;
-//               with e4m3 Q/K/V the raw V tile goes to VTransposer (fp8_stage.cuh).
+//               with e4m3 Q/K/V the raw V tile goes to VTransposer (fp8_stage.cuh). Pages of 1,
+//               2 or 4 tokens, too small for a useful box, are gathered by the same warp with
+//               cp.async, 16 bytes a lane, into the layout the boxes would have made.
 //   load_q      a consumer warpgroup's 64 packed rows of Q by cp.async (any G, any strides; rows
 //               past the request are zero), in the swizzled K-major layout WGMMA reads; over an
 //               e4m3 cache, bf16 rows are then converted to fp16 with a power of two a row.
@@ -39,6 +41,18 @@
 namespace ctxattn {
 namespace sm90 {
 
+__device__ __forceinline__ void cp_async_16_zfill(uint32_t dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
+               : "memory");
+}
+
+// One arrival on `bar` once every cp.async this thread issued before has landed. The barrier's
+// count includes it (.noinc): a gathered tile completes a phase of kGatherArrivals.
+__device__ __forceinline__ void cp_async_arrive_noinc(uint64_t* bar) {
+  const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(bar));
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(addr) : "memory");
+}
+
 template <class Tr>
 struct KvProducer {
   // Every tile takes at most 32 boxes (kBlockN / 8 page pieces of 8+ tokens x kBoxChunks, see the
@@ -65,6 +79,99 @@ struct KvProducer {
     chunk = lane % kBoxChunks;
   }
 
+  // Pages of fewer than 8 tokens: the tiles are gathered (gather), not loaded by TMA.
+  __device__ bool gathers() const { return log2_rows < kLog2MinBoxRows; }
+
+  // Tile n of K or V (kV) into dst by cp.async, completing on bar (kGatherArrivals: one arrival
+  // a lane, once its copies have landed). A lane pair copies a key row: lane 2i + h takes rows
+  // i + 16 k and in each the 16-byte units 2m + h, so that every copy instruction reads whole
+  // 32-byte sectors of 16 rows and every page-id load reads 16 consecutive block-table entries.
+  // As 16 is a multiple of the page size, a lane's rows share their slot in the page and their
+  // place in the swizzle: the lane works out its source and destination once, and a row costs
+  // its page id, one multiply and a few logic operations. The units land where the TMA boxes
+  // would put them (traits.cuh): the raw e4m3 tile unswizzled (rows of D bytes); 64-byte rows in
+  // the 64-byte swizzle (unit c of row r at c ^ ((r / 2) % 4)); otherwise 128-byte chunk rows in
+  // the 128-byte swizzle (c ^ (r % 8)), group- or chunk-major; 16 rows a pass write every swizzle
+  // position twice, without bank conflicts. Rows past kv_len, and rows whose page id lies outside
+  // the pool, are zero-filled and read nothing, as TMA reads boxes past the map, so the V tile's
+  // tail needs no zeroing pass.
+  template <bool kV>
+  __device__ void gather(const Params& p, const Work& w, char* dst, uint64_t* bar, int n, int lane) const {
+    constexpr int kRowsPerPass = 16;
+    constexpr int kPasses = Tr::kBlockN / kRowsPerPass;
+    constexpr int kPairUnits = Tr::kHeadDim * kElemBytes / 32;  // a lane's 16-byte units of a row
+    static_assert(Tr::kBlockN % kRowsPerPass == 0 && (1 << kLog2MinBoxRows) <= kRowsPerPass,
+                  "a pass of whole rows, a multiple of every gathered page size");
+    // What the gather reads of the kernel parameter and its arguments, made opaque to the
+    // compilers (an empty asm) where it starts: without it, ptxas moved some of that work where
+    // the consumers' registers paid for it (3 more LDL in the main loops of the split D = 64
+    // kernels, whose three consumer warpgroups run on 160 registers).
+    int64_t stride_page = kV ? p.v_stride_page : p.k_stride_page;
+    int64_t stride_head = kV ? p.v_stride_head : p.k_stride_head;
+    int64_t stride_token = kV ? p.v_stride_token : p.k_stride_token;
+    int32_t page_size = p.page_size, log2_page = p.log2_page_size;
+    int64_t num_pages = p.num_pages, table_stride = p.block_tables_stride;
+    const int32_t* table = p.block_tables;
+    const void* pool = kV ? p.v : p.k;
+    asm volatile(""
+                 : "+l"(stride_page), "+l"(stride_head), "+l"(stride_token), "+r"(page_size), "+r"(log2_page),
+                   "+l"(num_pages), "+l"(table_stride), "+l"(table), "+l"(pool), "+r"(lane), "+l"(dst), "+l"(bar),
+                   "+r"(n));
+    const int h = lane % 2;
+    const int i = lane / 2;
+    const int32_t t0 = n * Tr::kBlockN;
+    // This lane's rows i + 16 k inside kv_len: k < left / 16 rounded up.
+    const int left = w.kv_len - t0 - i;
+    const int64_t lane_element = static_cast<int64_t>(w.kv_head) * stride_head + (i & (page_size - 1)) * stride_token;
+    const char* src0 = static_cast<const char*>(pool) + h * 16 + lane_element * kElemBytes;
+    // Row i + 16 k's page id: ids[k * id_step]. Page ids are int32: pool sizes past 2^31 pages
+    // take no more of them.
+    const int32_t* ids = table + static_cast<int64_t>(w.batch) * table_stride + ((t0 + i) >> log2_page);
+    const int id_step = kRowsPerPass >> log2_page;
+    const uint32_t pages = num_pages < (int64_t{1} << 31) ? static_cast<uint32_t>(num_pages) : 1u << 31;
+    const int64_t page_bytes = stride_page * kElemBytes;
+    // Row i's unit 2m + h at row_at ^ ((m % 4) * 32) + (m / 4) * kKvChunkStride: row_at's bits
+    // below 128 hold only the lane's swizzle (the rows lie on 128-byte multiples of a 1024-aligned
+    // stage), so the XOR moves the unit inside the row.
+    const uint32_t dst0 = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
+    uint32_t row_at;
+    if constexpr (Tr::kKvFp8) {
+      row_at = dst0 + static_cast<uint32_t>(i * Tr::kHeadDim + h * 16);
+    } else if constexpr (Tr::kRowBytes == 64) {
+      row_at = dst0 + static_cast<uint32_t>(i * 64 + ((h ^ ((i / 2) % 4)) * 16));
+    } else {
+      row_at = dst0 + static_cast<uint32_t>((i / 8) * Tr::kKvGroupStride + (i % 8) * kSwizzleBytes +
+                                            ((h ^ (i % 8)) * 16));
+    }
+    constexpr uint32_t kRowStep = Tr::kKvFp8 ? kRowsPerPass * Tr::kHeadDim
+                                  : Tr::kRowBytes == 64 ? kRowsPerPass * 64
+                                                       : 2 * Tr::kKvGroupStride;
+    // One row a step (unrolled, ptxas hoists the page-id loads past the producer's registers).
+#pragma unroll 1
+    for (int k = 0; k < kPasses; ++k, ids += id_step) {
+      const int32_t page = k * kRowsPerPass < left ? __ldg(ids) : -1;
+      const bool ok = static_cast<uint32_t>(page) < pages;
+      const char* src = src0 + static_cast<int64_t>(ok ? static_cast<uint32_t>(page) : 0u) * page_bytes;
+      // Opaque to the compiler, which would otherwise hoist src0 + 32 m out of the loop, one
+      // 64-bit register pair for each m, and spill them: the copies take src + 32 m as offsets.
+      asm volatile("" : "+l"(src));
+      const uint32_t at = row_at + k * kRowStep;
+#pragma unroll
+      for (int m = 0; m < kPairUnits; ++m) {
+        uint32_t to;
+        if constexpr (Tr::kKvFp8) {
+          to = at + m * 32;
+        } else if constexpr (Tr::kRowBytes == 64) {
+          to = at ^ (m * 32);
+        } else {  // unit 2m + h in chunk m / 4
+          to = (at ^ ((m % 4) * 32)) + (m / 4) * Tr::kKvChunkStride;
+        }
+        cp_async_16_zfill(to, src + m * 32, ok);
+      }
+    }
+    cp_async_arrive_noinc(bar);
+  }
+
   // Page pieces of tile n that hold keys below kv_len (at least one for a visited tile).
   __device__ int valid_boxes(const Work& w, int n) const {
     const int64_t left = static_cast<int64_t>(w.kv_len) - static_cast<int64_t>(n) * Tr::kBlockN;
@@ -74,7 +181,30 @@ struct KvProducer {
 
   // The page id this lane's box of tile n reads (any value when the lane has no box): loaded a
   // tile ahead of its use, so the block-table read is off the producer's critical path.
+  // kGather: the gather reads its rows' ids itself, one dependent load a row; here the lines of
+  // the block table that hold tile n's ids are prefetched into L1 instead, so that those loads
+  // hit: lane j takes the line of id 32 j of the tile (the last id for the lane past the end, so
+  // that a row of the table at any alignment is covered), if that id belongs to a key below
+  // kv_len, which keeps every address inside the request's row of the table.
+  template <bool kGather>
   __device__ int32_t page_of(const Params& p, const Work& w, int n) const {
+    if constexpr (kGather) {
+      constexpr int kIdsPerLine = 32;  // 128-byte lines of int32 ids
+      const int32_t* table = p.block_tables;
+      int64_t table_stride = p.block_tables_stride;
+      int log2_page = p.log2_page_size;
+      asm volatile("" : "+l"(table), "+l"(table_stride), "+r"(log2_page));  // as in gather
+      const int lane = piece * kBoxChunks + chunk;
+      const int ids = Tr::kBlockN >> log2_page;
+      const int x = lane * kIdsPerLine < ids ? lane * kIdsPerLine : ids - 1;
+      const int64_t t0 = static_cast<int64_t>(n) * Tr::kBlockN;
+      const bool in_keys = t0 + (static_cast<int64_t>(x) << log2_page) < w.kv_len;
+      if (lane <= (ids + kIdsPerLine - 1) / kIdsPerLine && in_keys) {
+        const int32_t* id = table + static_cast<int64_t>(w.batch) * table_stride + (t0 >> log2_page) + x;
+        asm volatile("prefetch.global.L1 [%0];" ::"l"(id));
+      }
+      return 0;
+    }
     if (piece >= valid_boxes(w, n)) return 0;
     const int64_t token = static_cast<int64_t>(n) * Tr::kBlockN + (piece << log2_rows);
     return p.block_tables[static_cast<int64_t>(w.batch) * p.block_tables_stride + (token >> p.log2_page_size)];
@@ -108,16 +238,28 @@ struct KvProducer {
     }
   }
 
+  // kGather: the call's pages are gathered (gathers()); the producer runs one instance of its
+  // loop for each way, so that the TMA instance compiles as if the gather did not exist.
+  template <bool kGather>
   __device__ void load_k(const Params& p, const Work& w, char* dst, uint64_t* full, int n, int32_t page,
                          int lane) const {
+    if constexpr (kGather) {
+      gather<false>(p, w, dst, full, n, lane);
+      return;
+    }
     issue(p, w, &maps.k, maps.k_page_units, dst, full, n, valid_boxes(w, n), page, lane);
   }
 
   // V tile n into its stage. Rows past kv_len are zeroed before the consumers see the tile: P is
   // 0 there, but 0 * NaN from an unused slot would not be. The tail tile lands on the producer's
   // own barrier first; full is then released by a plain arrival.
+  template <bool kGather>
   __device__ void load_v(const Params& p, const Work& w, char* dst, uint64_t* full, uint64_t* tail, uint32_t& tail_phase,
                          int n, int32_t page, int lane) const {
+    if constexpr (kGather) {  // its tail rows are zero-filled as they land
+      gather<true>(p, w, dst, full, n, lane);
+      return;
+    }
     const int boxes = valid_boxes(w, n);
     if constexpr (Tr::kKvFp8 || Tr::kQkvFp8) {  // into the raw tile; its readers zero the tail rows
       issue(p, w, &maps.v, maps.v_page_units, dst, full, n, boxes, page, lane);
@@ -149,11 +291,6 @@ struct KvProducer {
   }
 };
 
-
-__device__ __forceinline__ void cp_async_16_zfill(uint32_t dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
-               : "memory");
-}
 
 // A consumer warpgroup's row table: for each of its 64 packed rows inside the request, the
 // offset of that (token, head) row in a tensor of the given token and head strides. Decoded once

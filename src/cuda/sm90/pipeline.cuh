@@ -2,7 +2,8 @@
 // consumer warpgroups (CUTLASS's barrier wrappers), and the named barriers, each listed here.
 //
 // Per stage s of kStages: full_k[s] / full_v[s] complete when a tile's K / V bytes have landed
-// (one arrival with the expected transaction bytes, by the producer), empty_k[s] / empty_v[s]
+// (one arrival with the expected transaction bytes, by the producer; pages gathered by cp.async:
+// one arrival a producer lane, kGatherArrivals), empty_k[s] / empty_v[s]
 // when every consumer warp is done reading the tile (one arrival per consumer warp). v_tail is
 // the producer's own barrier for the V tile that crosses the end of the keys (its tail rows are
 // zeroed before the consumers are released).
@@ -72,6 +73,9 @@ __device__ __forceinline__ void pass_turn(int consumer) {
 
 // Warps of the producer warpgroup that widen e4m3 tiles (all but the TMA warp).
 constexpr int kWidenerWarps = kProducerWarpgroups * kWarpgroupThreads / 32 - 1;
+// Arrivals on a barrier of tiles the producer warp gathers (load.cuh KvProducer::gather): one a
+// lane, each when its cp.async copies have landed.
+constexpr int kGatherArrivals = 32;
 
 // The mbarriers of a CTA (traits.cuh reserves their shared memory): 4 * kStages + 1, with
 // e4m3 KV four more per raw stage, and with Q by TMA one a Q region (q_full: one arrival plus
@@ -98,10 +102,12 @@ struct Barriers {
   // Q by TMA: Q region i (buffer * consumer warpgroups + warpgroup) has landed.
   __device__ uint64_t* q_full(int i) const { return base + kQBase + i; }
 
-  // One thread, before the roles split (followed by a CTA barrier).
-  __device__ void init() const {
-    const int k_fills = kKvFp8 ? kWidenerWarps : 1;
-    const int v_fills = kKvFp8 || kQkvFp8 ? kWidenerWarps : 1;
+  // One thread, before the roles split (followed by a CTA barrier). `gathered`: the call's pages
+  // are gathered, so the barriers the loads complete count kGatherArrivals instead of one.
+  __device__ void init(bool gathered) const {
+    const int loads = gathered ? kGatherArrivals : 1;
+    const int k_fills = kKvFp8 ? kWidenerWarps : loads;
+    const int v_fills = kKvFp8 || kQkvFp8 ? kWidenerWarps : loads;
     for (int s = 0; s < kStages; ++s) {
       cutlass::arch::ClusterBarrier::init(full_k(s), k_fills);
       cutlass::arch::ClusterBarrier::init(full_v(s), v_fills);
@@ -112,8 +118,8 @@ struct Barriers {
     for (int i = 0; i < kQBarriers; ++i) cutlass::arch::ClusterBarrier::init(q_full(i), 1);
     if constexpr (kKvFp8 || kQkvFp8) {
       for (int r = 0; r < kRawStages; ++r) {
-        cutlass::arch::ClusterBarrier::init(raw_full_k(r), 1);
-        cutlass::arch::ClusterBarrier::init(raw_full_v(r), 1);
+        cutlass::arch::ClusterBarrier::init(raw_full_k(r), loads);
+        cutlass::arch::ClusterBarrier::init(raw_full_v(r), loads);
         cutlass::arch::ClusterBarrier::init(raw_empty_k(r), kWidenerWarps);
         cutlass::arch::ClusterBarrier::init(raw_empty_v(r), kWidenerWarps);
       }

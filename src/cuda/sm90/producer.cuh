@@ -1,6 +1,6 @@
 // The producer warpgroup of the Hopper kernel over one work item (kernel.cuh walks the items):
-//   produce_tile    warp 0: K and V of each key tile by TMA (load.cuh KvProducer), in the order
-//                   the consumers read them
+//   produce_tile    warp 0: K and V of each key tile by TMA (load.cuh KvProducer; pages of 1-4
+//                   tokens gathered by cp.async), in the order the consumers read them
 //   widen_tile      e4m3 KV: warps 1-3 widen each raw tile into the 16-bit stage
 //   transpose_tile  e4m3 Q/K/V: warps 1-3 transpose each raw V tile into V^T
 // Pipeline states and barrier phases carry from one item to the next.
@@ -35,32 +35,34 @@ template <class Tr>
 constexpr bool kVBehindK = (Tr::kQkvFp8 && Tr::kTwoTermP) || (!Tr::kQkvFp8 && !Tr::kKvFp8 && Tr::kHeadDim <= 128);
 
 // The producer warp over one work tile: K and V of each key tile (V a tile behind K where
-// kVBehindK), a tile's page ids read one tile ahead. `state` (K / V stages), `raw` (raw stages)
-// and `tail_phase` carry across the CTA's work tiles.
-template <typename T, class Tr>
-__device__ __forceinline__ void produce_tile(const Params& p, const Work& w, const KeyBand& band, char* smem,
-                                             const BarriersOf<Tr>& bars, const KvProducer<Tr>& kv, PipeState& state,
-                                             PipeState& raw, uint32_t& tail_phase, int lane) {
+// kVBehindK), a tile's page ids read one tile ahead (kGather: pages gathered by cp.async, which
+// read their ids as they copy). `state` (K / V stages), `raw` (raw stages) and `tail_phase` carry
+// across the CTA's work tiles.
+template <typename T, class Tr, bool kGather>
+__device__ __forceinline__ void produce_tile_as(const Params& p, const Work& w, const KeyBand& band, char* smem,
+                                                const BarriersOf<Tr>& bars, const KvProducer<Tr>& kv,
+                                                PipeState& state, PipeState& raw, uint32_t& tail_phase, int lane) {
   constexpr bool kBehind = kVBehindK<Tr>;
   int n_min, n;
   w.key_tiles<Tr::kBlockN>(band, &n_min, &n);
   if (n < n_min) return;
   const int n_top = n;
-  int32_t page = kv.page_of(p, w, n);
+  int32_t page = kv.template page_of<kGather>(p, w, n);
   // kBehind: K(n + 1)'s stage and page ids, where V(n + 1) goes after K(n). One more step after
   // the last K issues the last V.
   PipeState behind = state;
   int32_t behind_page = page;
   for (; n >= n_min - (kBehind ? 1 : 0); --n) {
-    const int32_t next_page = n > n_min ? kv.page_of(p, w, n - 1) : 0;
+    const int32_t next_page = n > n_min ? kv.template page_of<kGather>(p, w, n - 1) : 0;
     if constexpr (Tr::kKvFp8) {
       // Into the next raw K and V stages, once the wideners have read what they held.
       const int r = raw.stage;
       wait_barrier(bars.raw_empty_k(r), raw.phase ^ 1u);
-      kv.load_k(p, w, smem + Tr::kSmemRawK + r * Tr::kRawTileBytes, bars.raw_full_k(r), n, page, lane);
+      kv.template load_k<kGather>(p, w, smem + Tr::kSmemRawK + r * Tr::kRawTileBytes, bars.raw_full_k(r), n, page,
+                                  lane);
       wait_barrier(bars.raw_empty_v(r), raw.phase ^ 1u);
-      kv.load_v(p, w, smem + Tr::kSmemRawV + r * Tr::kRawTileBytes, bars.raw_full_v(r), bars.v_tail(), tail_phase, n,
-                page, lane);
+      kv.template load_v<kGather>(p, w, smem + Tr::kSmemRawV + r * Tr::kRawTileBytes, bars.raw_full_v(r),
+                                  bars.v_tail(), tail_phase, n, page, lane);
       raw.advance(Tr::kRawStages);
     } else {
       // K straight into its stage (e4m3 Q/K/V: read as loaded). A fresh barrier completes its
@@ -68,7 +70,8 @@ __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, con
       const PipeState k_at = state;
       if (n >= n_min) {
         wait_barrier(bars.empty_k(state.stage), state.phase ^ 1u);
-        kv.load_k(p, w, smem + Tr::kSmemK + state.stage * Tr::kKvTileBytes, bars.full_k(state.stage), n, page, lane);
+        kv.template load_k<kGather>(p, w, smem + Tr::kSmemK + state.stage * Tr::kKvTileBytes, bars.full_k(state.stage),
+                                    n, page, lane);
         state.advance(Tr::kStages);
       }
       // V of this tile (kBehind: only for the first), else of the tile before it (none after the
@@ -80,20 +83,31 @@ __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, con
         if constexpr (Tr::kQkvFp8) {  // into the next raw stage, which the transposing warps turn into V^T
           const int r = raw.stage;
           wait_barrier(bars.raw_empty_v(r), raw.phase ^ 1u);
-          kv.load_v(p, w, smem + Tr::kSmemRawV + r * Tr::kRawTileBytes, bars.raw_full_v(r), bars.v_tail(), tail_phase,
-                    v_tile, v_page, lane);
+          kv.template load_v<kGather>(p, w, smem + Tr::kSmemRawV + r * Tr::kRawTileBytes, bars.raw_full_v(r),
+                                      bars.v_tail(), tail_phase, v_tile, v_page, lane);
           raw.advance(Tr::kRawStages);
         } else {  // where K of the same tile went
           const PipeState v_at = own ? k_at : behind;
           wait_barrier(bars.empty_v(v_at.stage), v_at.phase ^ 1u);
-          kv.load_v(p, w, smem + Tr::kSmemV + v_at.stage * Tr::kKvTileBytes, bars.full_v(v_at.stage), bars.v_tail(),
-                    tail_phase, v_tile, v_page, lane);
+          kv.template load_v<kGather>(p, w, smem + Tr::kSmemV + v_at.stage * Tr::kKvTileBytes, bars.full_v(v_at.stage),
+                                      bars.v_tail(), tail_phase, v_tile, v_page, lane);
         }
       }
       behind = k_at;
       behind_page = page;
     }
     page = next_page;
+  }
+}
+
+template <typename T, class Tr>
+__device__ __forceinline__ void produce_tile(const Params& p, const Work& w, const KeyBand& band, char* smem,
+                                             const BarriersOf<Tr>& bars, const KvProducer<Tr>& kv, PipeState& state,
+                                             PipeState& raw, uint32_t& tail_phase, int lane) {
+  if (kv.gathers()) {
+    produce_tile_as<T, Tr, true>(p, w, band, smem, bars, kv, state, raw, tail_phase, lane);
+  } else {
+    produce_tile_as<T, Tr, false>(p, w, band, smem, bars, kv, state, raw, tail_phase, lane);
   }
 }
 

@@ -23,6 +23,10 @@ constexpr int kProducerWarpgroups = 1;    // one warp issues TMA, the others onl
 constexpr int kRowsPerWarpgroup = 64;     // the M of one WGMMA
 constexpr int kSwizzleBytes = 128;        // a row of one column chunk
 constexpr int kChunkCols = kSwizzleBytes / 2;  // 16-bit elements per chunk row
+// Pages of at least 2^kLog2MinBoxRows tokens are read by TMA, one box a page piece (the group-major
+// maps address 8-row groups); smaller ones are gathered by the producer warp with cp.async
+// (load.cuh KvProducer::gather).
+constexpr int kLog2MinBoxRows = 3;
 // Slots of the scheduler's item ring (scheduler.cuh): the producer publishes the next item once
 // the current one's loads are issued, while its readers still hold the current one.
 constexpr int kSchedulerSlots = 2;
