@@ -1,8 +1,10 @@
 #!/bin/bash
 # Builds and packs what run3.sh, run4.sh and run5.sh carry, on the CPU machine, from the
-# repository root of a checkout of main after `make build` (which fetched CUTLASS into .deps/ and
-# built FIN in build/). NEW = d45b77f; XI, FQ, TL3 = main with a patch each (see README.md). Each
-# library build takes about 5 minutes on 2 cores; packing with xz about 2-4 minutes a tarball.
+# repository root of a checkout of main after `make build` (which fetched CUTLASS into .deps/).
+# NEW = d45b77f; FIN = 5d25fb9 (main when this was written; since 043be83 main holds the
+# small-page gather, so FIN is built from its commit); XI, FQ, TL3 = FIN with a patch each (see
+# README.md). Each library build takes about 5 minutes on 2 cores; packing with xz about 2-4
+# minutes a tarball.
 #   bash docs/results/2026-12-04-h200-v27/pack.sh [WORK_DIR]
 # Writes .gpu/libs.tar.xz (libNEW, libFIN: run3), .gpu4/ (libFIN.xz: run4), .gpu5/libs.tar.xz
 # (libFIN, libXI, libFQ, libTL3: run5), and the bench and test binaries beside each (run5's test
@@ -34,14 +36,14 @@ pack() {  # pack OUT_TARBALL LIBS...
   local out=$1; shift
   (cd "$W/stage" && tar cf - "$@" | xz -T"$(nproc)" -6 --lzma2=preset=6,dict=450MiB > "$out")
 }
-stage FIN build
+build FIN 5d25fb9 "" "" ON
 build NEW d45b77f "" "" OFF
-build XI HEAD "$R/sm90-overlap-items.patch" "-DCTXATTN_SM90_OVERLAP_ITEMS" OFF
-build FQ HEAD "$R/sm90-q-tma-e4m3.patch" "" ON
-build TL3 HEAD "docs/results/2026-12-04-h200-v26/sm90-timeline-three-consumers.patch" "-DCTXATTN_SM90_TIMELINE" OFF
+build XI 5d25fb9 "$R/sm90-overlap-items.patch" "-DCTXATTN_SM90_OVERLAP_ITEMS" OFF
+build FQ 5d25fb9 "$R/sm90-q-tma-e4m3.patch" "" ON
+build TL3 5d25fb9 "docs/results/2026-12-04-h200-v26/sm90-timeline-three-consumers.patch" "-DCTXATTN_SM90_TIMELINE" OFF
 mkdir -p .gpu .gpu4 .gpu5
 pack "$ROOT/.gpu/libs.tar.xz" libNEW libFIN
-cp build/ctxattn_gpu_bench .gpu/ && xz -T"$(nproc)" -6 -c build/ctxattn_tests > .gpu/ctxattn_tests.xz
+cp "$W/b_FIN/ctxattn_gpu_bench" .gpu/ && xz -T"$(nproc)" -6 -c "$W/b_FIN/ctxattn_tests" > .gpu/ctxattn_tests.xz
 xz -T"$(nproc)" -6 -c "$W/stage/libFIN/libctxattn.so.0.1.0" > .gpu4/libFIN.xz && cp .gpu/ctxattn_tests.xz .gpu4/
 pack "$ROOT/.gpu5/libs.tar.xz" libFIN libXI libFQ libTL3
 cp "$W/b_FQ/ctxattn_gpu_bench" .gpu5/ && xz -T"$(nproc)" -6 -c "$W/b_FQ/ctxattn_tests" > .gpu5/ctxattn_tests.xz

@@ -1,0 +1,37 @@
+#!/bin/bash
+# Session v28 run 1 (prepared; no GPU was lent in the session that wrote it). GA = main with the
+# small-page gather (043be83+); FIN = 5d25fb9 (v27's merged form, never run on a GPU); NEW =
+# d45b77f. GA's GPU tests with the sm90 backend forced (the sweep and torture now reach pages of
+# 1-4 tokens on it), the edge tests (CudaSm90.SmallPages*), the sanitizers on the gathered
+# pages. run2.sh measures. Expects .gpu28/ from pack.sh.
+cd "$(dirname "$0")/../../.."
+T0=$(date +%s)
+rm -rf /tmp/o; mkdir -p /tmp/o
+step() { echo "$1 $(( $(date +%s)-T0 ))s" | tee -a /tmp/o/steps.txt; }
+xz -dc .gpu28/libs.tar.xz | tar xf - -C .gpu28
+for v in NEW FIN GA; do ln -sf libctxattn.so.0.1.0 .gpu28/lib$v/libctxattn.so.0; ln -sf libctxattn.so.0.1.0 .gpu28/lib$v/libctxattn.so; done
+xz -dc .gpu28/ctxattn_tests.xz > .gpu28/ctxattn_tests; chmod +x .gpu28/ctxattn_tests
+run1() {  # run1 VARIANT WORKLOADS PAGES [RUNS] [BACKENDS]
+  LD_LIBRARY_PATH=.gpu28/lib$1 timeout 120 .gpu28/ctxattn_gpu_bench $2 --backends ${5:-cuda_sm90} --pages $3 \
+    --runs ${4:-5} 2>/dev/null | grep -v "^device\|^workload" | sed "s/^/$1 /" | tee -a /tmp/o/bench.txt
+}
+gt() {  # gt VARIANT NAME FILTER LIMIT [backend]
+  LD_LIBRARY_PATH=$PWD/.gpu28/lib$1 CTXATTN_TEST_BACKEND=$5 timeout $4 .gpu28/ctxattn_tests --gtest_filter="$3" \
+    > /tmp/o/gtest-$2-$1.log 2>&1
+  echo "rc $?" >> /tmp/o/gtest-$2-$1.log
+  grep -hE "^\[  (PASSED|FAILED) |^\[  FAILED|^sweep:|^rc" /tmp/o/gtest-$2-$1.log | sed "s/^/$1 $2: /"
+}
+step unpacked
+gt GA edges 'CudaSm90*:Sm90*' 150
+gt GA sm90 'CudaPortable*:CudaReliability*:CudaSplit*' 180 cuda_sm90
+step tests
+tar cf $OUT/logs.tar -C /tmp/o .
+for t in memcheck racecheck synccheck; do
+  LD_LIBRARY_PATH=$PWD/.gpu28/libGA CTXATTN_TEST_BACKEND=cuda_sm90 CTXATTN_GPU_SWEEP=4:small timeout 90 \
+    compute-sanitizer --tool $t --error-exitcode 1 .gpu28/ctxattn_tests \
+    --gtest_filter='CudaSm90.SmallPages*:CudaPortable.RandomSweep*:CudaSm90.QueriesByTma*' > /tmp/o/$t-GA.log 2>&1
+  echo "rc $?" >> /tmp/o/$t-GA.log; echo "$t: $(tail -2 /tmp/o/$t-GA.log | tr '\n' ' ')"
+done
+step sanitizers
+tar cf $OUT/logs.tar -C /tmp/o .
+true
