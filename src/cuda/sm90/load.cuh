@@ -32,6 +32,7 @@
 #include "cuda/sm80/ptx.cuh"
 #include "cuda/sm90/fp8_layout.h"
 #include "cuda/sm90/fp8_stage.cuh"
+#include "cuda/sm90/gather_layout.h"
 #include "cuda/sm90/launch.h"
 #include "cuda/sm90/pipeline.cuh"
 #include "cuda/sm90/smem_layout.cuh"
@@ -83,21 +84,19 @@ struct KvProducer {
   __device__ bool gathers() const { return log2_rows < kLog2MinBoxRows; }
 
   // Tile n of K or V (kV) into dst by cp.async, completing on bar (kGatherArrivals: one arrival
-  // a lane, once its copies have landed). A lane pair copies a key row: lane 2i + h takes rows
-  // i + 16 k and in each the 16-byte units 2m + h, so that every copy instruction reads whole
-  // 32-byte sectors of 16 rows and every page-id load reads 16 consecutive block-table entries.
-  // As 16 is a multiple of the page size, a lane's rows share their slot in the page and their
-  // place in the swizzle: the lane works out its source and destination once, and a row costs
-  // its page id, one multiply and a few logic operations. The units land where the TMA boxes
-  // would put them (traits.cuh): the raw e4m3 tile unswizzled (rows of D bytes); 64-byte rows in
-  // the 64-byte swizzle (unit c of row r at c ^ ((r / 2) % 4)); otherwise 128-byte chunk rows in
-  // the 128-byte swizzle (c ^ (r % 8)), group- or chunk-major; 16 rows a pass write every swizzle
-  // position twice, without bank conflicts. Rows past kv_len, and rows whose page id lies outside
-  // the pool, are zero-filled and read nothing, as TMA reads boxes past the map, so the V tile's
-  // tail needs no zeroing pass.
+  // a lane, once its copies have landed). A lane pair copies a key row: lanes 2j and 2j + 1 take
+  // rows i + 16 k (i: gather_layout.h pair_row) and in each the 16-byte units 2m + h, so that
+  // every copy instruction reads whole 32-byte sectors of 16 rows and every page-id load reads
+  // 16 consecutive block-table entries. As 16 is a multiple of the page size, a lane's rows share
+  // their slot in the page and their place in the swizzle: the lane works out its source and
+  // destination once, and a row costs its page id, one multiply and a few logic operations. The
+  // units land where the TMA boxes would put them (gather_layout.h, checked on the host against
+  // the boxes' layouts), each quarter warp storing to 8 bank groups in the swizzled stages. Rows
+  // past kv_len, and rows whose page id lies outside the pool, are zero-filled and read nothing,
+  // as TMA reads boxes past the map, so the V tile's tail needs no zeroing pass.
   template <bool kV>
   __device__ void gather(const Params& p, const Work& w, char* dst, uint64_t* bar, int n, int lane) const {
-    constexpr int kRowsPerPass = 16;
+    constexpr int kRowsPerPass = gather::kRowsPerPass;
     constexpr int kPasses = Tr::kBlockN / kRowsPerPass;
     constexpr int kPairUnits = Tr::kHeadDim * kElemBytes / 32;  // a lane's 16-byte units of a row
     static_assert(Tr::kBlockN % kRowsPerPass == 0 && (1 << kLog2MinBoxRows) <= kRowsPerPass,
@@ -117,8 +116,10 @@ struct KvProducer {
                  : "+l"(stride_page), "+l"(stride_head), "+l"(stride_token), "+r"(page_size), "+r"(log2_page),
                    "+l"(num_pages), "+l"(table_stride), "+l"(table), "+l"(pool), "+r"(lane), "+l"(dst), "+l"(bar),
                    "+r"(n));
+    constexpr int kKind = Tr::kKvFp8 ? gather::kRaw : Tr::kRowBytes == 64 ? gather::kSwizzle64 : gather::kSwizzle128;
+    constexpr gather::Shape kShape{kKind, Tr::kHeadDim * kElemBytes, Tr::kKvGroupStride, Tr::kKvChunkStride};
     const int h = lane % 2;
-    const int i = lane / 2;
+    const int i = gather::lane_row(kShape, lane);
     const int32_t t0 = n * Tr::kBlockN;
     // This lane's rows i + 16 k inside kv_len: k < left / 16 rounded up.
     const int left = w.kv_len - t0 - i;
@@ -130,22 +131,8 @@ struct KvProducer {
     const int id_step = kRowsPerPass >> log2_page;
     const uint32_t pages = num_pages < (int64_t{1} << 31) ? static_cast<uint32_t>(num_pages) : 1u << 31;
     const int64_t page_bytes = stride_page * kElemBytes;
-    // Row i's unit 2m + h at row_at ^ ((m % 4) * 32) + (m / 4) * kKvChunkStride: row_at's bits
-    // below 128 hold only the lane's swizzle (the rows lie on 128-byte multiples of a 1024-aligned
-    // stage), so the XOR moves the unit inside the row.
     const uint32_t dst0 = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
-    uint32_t row_at;
-    if constexpr (Tr::kKvFp8) {
-      row_at = dst0 + static_cast<uint32_t>(i * Tr::kHeadDim + h * 16);
-    } else if constexpr (Tr::kRowBytes == 64) {
-      row_at = dst0 + static_cast<uint32_t>(i * 64 + ((h ^ ((i / 2) % 4)) * 16));
-    } else {
-      row_at = dst0 + static_cast<uint32_t>((i / 8) * Tr::kKvGroupStride + (i % 8) * kSwizzleBytes +
-                                            ((h ^ (i % 8)) * 16));
-    }
-    constexpr uint32_t kRowStep = Tr::kKvFp8 ? kRowsPerPass * Tr::kHeadDim
-                                  : Tr::kRowBytes == 64 ? kRowsPerPass * 64
-                                                       : 2 * Tr::kKvGroupStride;
+    const uint32_t row_at = dst0 + gather::lane_offset(kShape, lane);
     // One row a step (unrolled, ptxas hoists the page-id loads past the producer's registers).
 #pragma unroll 1
     for (int k = 0; k < kPasses; ++k, ids += id_step) {
@@ -155,19 +142,9 @@ struct KvProducer {
       // Opaque to the compiler, which would otherwise hoist src0 + 32 m out of the loop, one
       // 64-bit register pair for each m, and spill them: the copies take src + 32 m as offsets.
       asm volatile("" : "+l"(src));
-      const uint32_t at = row_at + k * kRowStep;
+      const uint32_t at = row_at + k * gather::pass_step(kShape);
 #pragma unroll
-      for (int m = 0; m < kPairUnits; ++m) {
-        uint32_t to;
-        if constexpr (Tr::kKvFp8) {
-          to = at + m * 32;
-        } else if constexpr (Tr::kRowBytes == 64) {
-          to = at ^ (m * 32);
-        } else {  // unit 2m + h in chunk m / 4
-          to = (at ^ ((m % 4) * 32)) + (m / 4) * Tr::kKvChunkStride;
-        }
-        cp_async_16_zfill(to, src + m * 32, ok);
-      }
+      for (int m = 0; m < kPairUnits; ++m) cp_async_16_zfill(gather::unit_offset(kShape, at, m), src + m * 32, ok);
     }
     cp_async_arrive_noinc(bar);
   }
