@@ -133,7 +133,8 @@ struct KvProducer {
     const int64_t page_bytes = stride_page * kElemBytes;
     const uint32_t dst0 = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
     const uint32_t row_at = dst0 + gather::lane_offset(kShape, lane);
-    // One row a step (unrolled, ptxas hoists the page-id loads past the producer's registers).
+    // One row a step: unrolled, ptxas hoisted every page-id load and spilled the producer's
+    // registers.
 #pragma unroll 1
     for (int k = 0; k < kPasses; ++k, ids += id_step) {
       const int32_t page = k * kRowsPerPass < left ? __ldg(ids) : -1;
