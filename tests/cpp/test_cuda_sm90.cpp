@@ -15,73 +15,10 @@
 #include <vector>
 
 #include "cuda/common/workspace.h"
-#include "cuda_harness.h"
+#include "sm90_harness.h"
 
 namespace ctxattn_test {
 namespace {
-
-bool hopper_present() {
-  if (!gpu_present()) return false;
-  int major = 0, minor = 0;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess) return false;
-  if (cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0) != cudaSuccess) return false;
-  return major == 9 && minor == 0;
-}
-
-ProblemSpec base_spec() {
-  ProblemSpec s;
-  s.q_lens = {37, 1, 90};
-  s.kv_lens = {300, 129, 90};
-  s.num_qo_heads = 8;
-  s.num_kv_heads = 2;
-  s.head_dim = 128;
-  s.page_size = 16;
-  s.with_lse = true;
-  return s;
-}
-
-// base_spec at another head dim and dtypes.
-ProblemSpec typed_spec(int head_dim, ctxattn_dtype_t q, ctxattn_dtype_t kv, ctxattn_dtype_t out) {
-  ProblemSpec s = base_spec();
-  s.head_dim = head_dim;
-  s.q_dtype = q;
-  s.kv_dtype = kv;
-  s.out_dtype = out;
-  return s;
-}
-
-// `spec` on the Hopper kernel against the CPU reference: AUTO must choose `auto_choice` (the
-// Hopper kernel, unless the dispatch policy sends the call elsewhere), the outputs (NaN-poisoned
-// first) must be within the SPEC's tolerances, and rows outside every request untouched.
-void expect_sm90_serves_and_matches(const ProblemSpec& spec,
-                                    ctxattn_backend_t auto_choice = CTXATTN_BACKEND_CUDA_SM90) {
-  PagedProblem want(spec);
-  ASSERT_EQ(run_cpu_reference(want), CTXATTN_STATUS_OK) << ctxattn_last_error();
-  PagedProblem got(spec);
-  got.poison_outputs();
-  DeviceProblem dev(got);
-  ASSERT_TRUE(dev.ok());
-  dev.args.backend = CTXATTN_BACKEND_AUTO;
-  ctxattn_backend_t chosen = CTXATTN_BACKEND_AUTO;
-  ASSERT_EQ(ctxattn_select_backend(&dev.args, &chosen), CTXATTN_STATUS_OK) << ctxattn_last_error();
-  EXPECT_EQ(chosen, auto_choice) << ctxattn_backend_name(chosen);
-  dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
-  ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
-  ASSERT_TRUE(dev.download());
-  const std::string diff = compare_outputs(got, want);
-  EXPECT_TRUE(diff.empty()) << diff;
-  EXPECT_EQ(untouched_outside_rows(got), "");
-}
-
-// `pb` on the Hopper kernel, forced (outputs NaN-poisoned first), its outputs downloaded into it.
-void run_forced_sm90(PagedProblem& pb) {
-  pb.poison_outputs();
-  DeviceProblem dev(pb);
-  ASSERT_TRUE(dev.ok());
-  dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
-  ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
-  ASSERT_TRUE(dev.download());
-}
 
 struct Refusal {
   const char* what;
@@ -523,70 +460,6 @@ TEST(CudaSm90, QueriesByTmaMatchTheRowCopiesBitwise) {
     size_t differ = 0;
     for (size_t i = 0; i < runs[0].size(); ++i) differ += runs[0][i] != runs[1][i];
     EXPECT_EQ(differ, 0u) << "of " << runs[0].size() << " values";
-  }
-}
-
-// Pages of 1, 2 and 4 tokens, gathered by the producer warp with cp.async into the layouts its
-// TMA boxes make (sm90/load.cuh KvProducer::gather), on every kernel family: 16-bit at D = 64 /
-// 128 / 256, bf16 queries over an e4m3 cache (the raw tile the wideners read), e4m3 Q/K/V on FP8
-// WGMMA at D = 64 (the 64-byte swizzle) / 128 (both tile forms: a request of 4096+ keys takes the
-// 192-key tiles) / 256 (nvfp4 output: the two-term kernel); NHD and HND, the one-tensor form,
-// padded token rows and a page stride that is no multiple of the head stride (which the TMA maps
-// refuse: gathered pages take any), sinks, a window, a split call (short queries over 8192+ keys)
-// and a grid of 5 CTAs. Forced by name: AUTO keeps such pages on the portable kernel.
-TEST(CudaSm90, SmallPagesAreGatheredOnEveryKernelFamily) {
-  if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
-  struct Case {
-    int head_dim;
-    ctxattn_dtype_t q, kv, out;
-    int32_t page_size;
-    const char* what;
-    void (*edit)(ProblemSpec&);
-  };
-  const auto none = [](ProblemSpec&) {};
-  const std::vector<Case> cases = {
-      {128, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, 1, "HND", none},
-      {64, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT16, 2, "NHD one tensor, sinks, window",
-       [](ProblemSpec& s) {
-         s.kv_layout = CTXATTN_KV_LAYOUT_NHD;
-         s.kv_form = KvForm::kOneTensor;
-         s.with_sinks = true;
-         s.window_left = 70;
-       }},
-      {256, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, 4, "padded rows and pages",
-       [](ProblemSpec& s) {
-         s.kv_pad = 8;
-         s.page_pad = 8;
-       }},
-      {128, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_BFLOAT16, 2, "e4m3 cache", none},
-      {64, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, 4, "e4m3 cache, NHD",
-       [](ProblemSpec& s) { s.kv_layout = CTXATTN_KV_LAYOUT_NHD; }},
-      {64, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_BFLOAT16, 1, "FP8 WGMMA", none},
-      {128, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT16, 4, "FP8 WGMMA, both forms",
-       [](ProblemSpec& s) {
-         s.q_lens = {37, 70};
-         s.kv_lens = {300, 4200};
-       }},
-      {256, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_NVFP4, 2, "FP8 WGMMA, nvfp4", none},
-      {128, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, 4, "split",
-       [](ProblemSpec& s) {
-         s.q_lens = {16, 3};
-         s.kv_lens = {9000, 8300};
-       }},
-      {128, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT16, 1, "grid of 5 CTAs, long KV",
-       [](ProblemSpec& s) {
-         s.q_lens = {37, 0, 150};
-         s.kv_lens = {1500, 40, 1100};
-         setenv("CTXATTN_SM90_GRID_CTAS", "5", 1);
-       }},
-  };
-  for (const Case& c : cases) {
-    ProblemSpec spec = typed_spec(c.head_dim, c.q, c.kv, c.out);
-    spec.page_size = c.page_size;  // with base_spec's NaN-poisoned spare pages
-    c.edit(spec);
-    SCOPED_TRACE(std::string(c.what) + ": D=" + std::to_string(c.head_dim) + " page " + std::to_string(c.page_size));
-    expect_sm90_serves_and_matches(spec, CTXATTN_BACKEND_CUDA_PORTABLE);
-    unsetenv("CTXATTN_SM90_GRID_CTAS");
   }
 }
 

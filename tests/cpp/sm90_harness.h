@@ -1,0 +1,76 @@
+// Helpers of the Hopper backend's GPU tests (test_cuda_sm90*.cpp): whether an sm90 GPU is
+// present, the base problem, and the checks of a call forced onto the Hopper kernel.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "cuda_harness.h"
+
+namespace ctxattn_test {
+
+inline bool hopper_present() {
+  if (!gpu_present()) return false;
+  int major = 0, minor = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess) return false;
+  if (cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0) != cudaSuccess) return false;
+  return major == 9 && minor == 0;
+}
+
+inline ProblemSpec base_spec() {
+  ProblemSpec s;
+  s.q_lens = {37, 1, 90};
+  s.kv_lens = {300, 129, 90};
+  s.num_qo_heads = 8;
+  s.num_kv_heads = 2;
+  s.head_dim = 128;
+  s.page_size = 16;
+  s.with_lse = true;
+  return s;
+}
+
+// base_spec at another head dim and dtypes.
+inline ProblemSpec typed_spec(int head_dim, ctxattn_dtype_t q, ctxattn_dtype_t kv, ctxattn_dtype_t out) {
+  ProblemSpec s = base_spec();
+  s.head_dim = head_dim;
+  s.q_dtype = q;
+  s.kv_dtype = kv;
+  s.out_dtype = out;
+  return s;
+}
+
+// `spec` on the Hopper kernel against the CPU reference: AUTO must choose `auto_choice` (the
+// Hopper kernel, unless the dispatch policy sends the call elsewhere), the outputs (NaN-poisoned
+// first) must be within the SPEC's tolerances, and rows outside every request untouched.
+inline void expect_sm90_serves_and_matches(const ProblemSpec& spec,
+                                    ctxattn_backend_t auto_choice = CTXATTN_BACKEND_CUDA_SM90) {
+  PagedProblem want(spec);
+  ASSERT_EQ(run_cpu_reference(want), CTXATTN_STATUS_OK) << ctxattn_last_error();
+  PagedProblem got(spec);
+  got.poison_outputs();
+  DeviceProblem dev(got);
+  ASSERT_TRUE(dev.ok());
+  dev.args.backend = CTXATTN_BACKEND_AUTO;
+  ctxattn_backend_t chosen = CTXATTN_BACKEND_AUTO;
+  ASSERT_EQ(ctxattn_select_backend(&dev.args, &chosen), CTXATTN_STATUS_OK) << ctxattn_last_error();
+  EXPECT_EQ(chosen, auto_choice) << ctxattn_backend_name(chosen);
+  dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
+  ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
+  ASSERT_TRUE(dev.download());
+  const std::string diff = compare_outputs(got, want);
+  EXPECT_TRUE(diff.empty()) << diff;
+  EXPECT_EQ(untouched_outside_rows(got), "");
+}
+
+// `pb` on the Hopper kernel, forced (outputs NaN-poisoned first), its outputs downloaded into it.
+inline void run_forced_sm90(PagedProblem& pb) {
+  pb.poison_outputs();
+  DeviceProblem dev(pb);
+  ASSERT_TRUE(dev.ok());
+  dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
+  ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
+  ASSERT_TRUE(dev.download());
+}
+
+}  // namespace ctxattn_test
