@@ -44,7 +44,7 @@ inline ProblemSpec typed_spec(int head_dim, ctxattn_dtype_t q, ctxattn_dtype_t k
 // Hopper kernel, unless the dispatch policy sends the call elsewhere), the outputs (NaN-poisoned
 // first) must be within the SPEC's tolerances, and rows outside every request untouched.
 inline void expect_sm90_serves_and_matches(const ProblemSpec& spec,
-                                    ctxattn_backend_t auto_choice = CTXATTN_BACKEND_CUDA_SM90) {
+                                           ctxattn_backend_t auto_choice = CTXATTN_BACKEND_CUDA_SM90) {
   PagedProblem want(spec);
   ASSERT_EQ(run_cpu_reference(want), CTXATTN_STATUS_OK) << ctxattn_last_error();
   PagedProblem got(spec);
