@@ -4,7 +4,8 @@
 # built in build/). NEW (d45b77f) and FIN (5d25fb9) come from v27's pack (.gpu/libs.tar.xz) when it
 # is still there, else they are built (about 5 minutes each on 2 cores).
 #   bash docs/results/2026-12-04-h200-v28/pack.sh [WORK_DIR]
-# Writes .gpu28/ (libs.tar.xz: libNEW, libFIN, libGA; the bench and test binaries of GA's build)
+# GAF = GA with sm90-gather-wait-fence.patch (about 5 minutes more).
+# Writes .gpu28/ (libs.tar.xz: libNEW, libFIN, libGA, libGAF; the bench and test binaries of GA's build)
 # and .gpu28b/ (libGA.xz and the test binary); git ignores /.gpu*/, so each can be carried.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
@@ -17,9 +18,10 @@ stage() {  # stage NAME BUILD_DIR: the stripped library under $W/stage/libNAME/
   mkdir -p "$W/stage/lib$1"
   strip --strip-unneeded -o "$W/stage/lib$1/libctxattn.so.0.1.0" "$2/libctxattn.so.0.1.0"
 }
-build() {  # build NAME REV: the library of REV, without tests and tools
+build() {  # build NAME REV [PATCH]: the library of REV (with PATCH applied), without tests and tools
   rm -rf "$W/src_$1"
   git worktree add -f --detach "$W/src_$1" "$2" > /dev/null
+  if [ -n "${3:-}" ]; then git -C "$W/src_$1" apply "$ROOT/$3"; fi
   cmake -S "$W/src_$1" -B "$W/b_$1" -DCMAKE_BUILD_TYPE=Release -DCTXATTN_CUTLASS_INCLUDE="$cutlass" \
     -DCTXATTN_BUILD_TESTS=OFF -DCTXATTN_BUILD_TOOLS=OFF > "$W/b_$1.cfg" 2>&1
   cmake --build "$W/b_$1" -j"$(nproc)" > "$W/b_$1.log" 2>&1
@@ -32,8 +34,9 @@ else
   build FIN 5d25fb9
 fi
 stage GA build
+build GAF HEAD docs/results/2026-12-04-h200-v28/sm90-gather-wait-fence.patch
 mkdir -p .gpu28 .gpu28b
-(cd "$W/stage" && tar cf - libNEW libFIN libGA | xz -T"$(nproc)" -6 --lzma2=preset=6,dict=450MiB > "$ROOT/.gpu28/libs.tar.xz")
+(cd "$W/stage" && tar cf - libNEW libFIN libGA libGAF | xz -T"$(nproc)" -6 --lzma2=preset=6,dict=450MiB > "$ROOT/.gpu28/libs.tar.xz")
 cp build/ctxattn_gpu_bench .gpu28/ && xz -T"$(nproc)" -6 -c build/ctxattn_tests > .gpu28/ctxattn_tests.xz
 xz -T"$(nproc)" -6 -c "$W/stage/libGA/libctxattn.so.0.1.0" > .gpu28b/libGA.xz && cp .gpu28/ctxattn_tests.xz .gpu28b/
 du -sh .gpu28 .gpu28b

@@ -3,13 +3,15 @@
 # small-page gather (043be83+); FIN = 5d25fb9 (v27's merged form, never run on a GPU); NEW =
 # d45b77f. GA's GPU tests with the sm90 backend forced (the sweep and torture now reach pages of
 # 1-4 tokens on it), the edge tests (CudaSm90.SmallPages*), the sanitizers on the gathered
-# pages. run2.sh measures. Expects .gpu28/ from pack.sh.
+# pages; the small-page test on GAF (GA whose lanes wait for their copies and fence them for the
+# async proxy before arriving: if GA fails where GAF passes, the cp.async -> WGMMA ordering is
+# the cause). run2.sh measures. Expects .gpu28/ from pack.sh.
 cd "$(dirname "$0")/../../.."
 T0=$(date +%s)
 rm -rf /tmp/o; mkdir -p /tmp/o
 step() { echo "$1 $(( $(date +%s)-T0 ))s" | tee -a /tmp/o/steps.txt; }
 xz -dc .gpu28/libs.tar.xz | tar xf - -C .gpu28
-for v in NEW FIN GA; do ln -sf libctxattn.so.0.1.0 .gpu28/lib$v/libctxattn.so.0; ln -sf libctxattn.so.0.1.0 .gpu28/lib$v/libctxattn.so; done
+for v in NEW FIN GA GAF; do ln -sf libctxattn.so.0.1.0 .gpu28/lib$v/libctxattn.so.0; ln -sf libctxattn.so.0.1.0 .gpu28/lib$v/libctxattn.so; done
 xz -dc .gpu28/ctxattn_tests.xz > .gpu28/ctxattn_tests; chmod +x .gpu28/ctxattn_tests
 run1() {  # run1 VARIANT WORKLOADS PAGES [RUNS] [BACKENDS]
   LD_LIBRARY_PATH=.gpu28/lib$1 timeout 120 .gpu28/ctxattn_gpu_bench $2 --backends ${5:-cuda_sm90} --pages $3 \
@@ -23,6 +25,7 @@ gt() {  # gt VARIANT NAME FILTER LIMIT [backend]
 }
 step unpacked
 gt GA edges 'CudaSm90*:Sm90*' 150
+gt GAF pages 'CudaSm90.SmallPages*' 60
 gt GA sm90 'CudaPortable*:CudaReliability*:CudaSplit*' 180 cuda_sm90
 step tests
 tar cf $OUT/logs.tar -C /tmp/o .

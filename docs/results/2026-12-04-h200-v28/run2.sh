@@ -8,7 +8,7 @@ T0=$(date +%s)
 rm -rf /tmp/o; mkdir -p /tmp/o
 step() { echo "$1 $(( $(date +%s)-T0 ))s" | tee -a /tmp/o/steps.txt; }
 xz -dc .gpu28/libs.tar.xz | tar xf - -C .gpu28
-for v in NEW FIN GA; do ln -sf libctxattn.so.0.1.0 .gpu28/lib$v/libctxattn.so.0; ln -sf libctxattn.so.0.1.0 .gpu28/lib$v/libctxattn.so; done
+for v in NEW FIN GA GAF; do ln -sf libctxattn.so.0.1.0 .gpu28/lib$v/libctxattn.so.0; ln -sf libctxattn.so.0.1.0 .gpu28/lib$v/libctxattn.so; done
 xz -dc .gpu28/ctxattn_tests.xz > .gpu28/ctxattn_tests; chmod +x .gpu28/ctxattn_tests
 run1() {  # run1 VARIANT WORKLOADS PAGES [RUNS] [BACKENDS]
   LD_LIBRARY_PATH=.gpu28/lib$1 timeout 120 .gpu28/ctxattn_gpu_bench $2 --backends ${5:-cuda_sm90} --pages $3 \
@@ -21,6 +21,7 @@ step bench
 tar cf $OUT/logs.tar -C /tmp/o .
 S=long_8k,batch_1k,short_256,d64,d256,fp8.long_8k,kv8.long_8k,chunk_long_tp8
 for r in 1 2; do run1 GA $S 1,2,4 3 cuda_portable,cuda_sm90; done
+run1 GAF long_8k,batch_1k,short_256,d64 1,4 3
 step small-pages
 tar cf $OUT/logs.tar -C /tmp/o .
 true
