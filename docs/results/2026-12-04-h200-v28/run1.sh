@@ -7,22 +7,7 @@
 # async proxy before arriving: if GA fails where GAF passes, the cp.async -> WGMMA ordering is
 # the cause). run2.sh measures. Expects .gpu28/ from pack.sh.
 cd "$(dirname "$0")/../../.."
-T0=$(date +%s)
-rm -rf /tmp/o; mkdir -p /tmp/o
-step() { echo "$1 $(( $(date +%s)-T0 ))s" | tee -a /tmp/o/steps.txt; }
-xz -dc .gpu28/libs.tar.xz | tar xf - -C .gpu28
-for v in NEW FIN GA GAF; do ln -sf libctxattn.so.0.1.0 .gpu28/lib$v/libctxattn.so.0; ln -sf libctxattn.so.0.1.0 .gpu28/lib$v/libctxattn.so; done
-xz -dc .gpu28/ctxattn_tests.xz > .gpu28/ctxattn_tests; chmod +x .gpu28/ctxattn_tests
-run1() {  # run1 VARIANT WORKLOADS PAGES [RUNS] [BACKENDS]
-  LD_LIBRARY_PATH=.gpu28/lib$1 timeout 120 .gpu28/ctxattn_gpu_bench $2 --backends ${5:-cuda_sm90} --pages $3 \
-    --runs ${4:-5} 2>/dev/null | grep -v "^device\|^workload" | sed "s/^/$1 /" | tee -a /tmp/o/bench.txt
-}
-gt() {  # gt VARIANT NAME FILTER LIMIT [backend]
-  LD_LIBRARY_PATH=$PWD/.gpu28/lib$1 CTXATTN_TEST_BACKEND=$5 timeout $4 .gpu28/ctxattn_tests --gtest_filter="$3" \
-    > /tmp/o/gtest-$2-$1.log 2>&1
-  echo "rc $?" >> /tmp/o/gtest-$2-$1.log
-  grep -hE "^\[  (PASSED|FAILED) |^\[  FAILED|^sweep:|^rc" /tmp/o/gtest-$2-$1.log | sed "s/^/$1 $2: /"
-}
+source docs/results/2026-12-04-h200-v28/common.sh
 step unpacked
 gt GA edges 'CudaSm90*:Sm90*' 150
 gt GAF pages 'CudaSm90.SmallPages*' 60

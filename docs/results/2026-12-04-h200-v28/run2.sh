@@ -4,16 +4,7 @@
 # what the gather instance costs the other calls), then pages of 1, 2 and 4 tokens on the
 # portable and sm90 backends of GA. Expects .gpu28/ from pack.sh.
 cd "$(dirname "$0")/../../.."
-T0=$(date +%s)
-rm -rf /tmp/o; mkdir -p /tmp/o
-step() { echo "$1 $(( $(date +%s)-T0 ))s" | tee -a /tmp/o/steps.txt; }
-xz -dc .gpu28/libs.tar.xz | tar xf - -C .gpu28
-for v in NEW FIN GA GAF; do ln -sf libctxattn.so.0.1.0 .gpu28/lib$v/libctxattn.so.0; ln -sf libctxattn.so.0.1.0 .gpu28/lib$v/libctxattn.so; done
-xz -dc .gpu28/ctxattn_tests.xz > .gpu28/ctxattn_tests; chmod +x .gpu28/ctxattn_tests
-run1() {  # run1 VARIANT WORKLOADS PAGES [RUNS] [BACKENDS]
-  LD_LIBRARY_PATH=.gpu28/lib$1 timeout 120 .gpu28/ctxattn_gpu_bench $2 --backends ${5:-cuda_sm90} --pages $3 \
-    --runs ${4:-5} 2>/dev/null | grep -v "^device\|^workload" | sed "s/^/$1 /" | tee -a /tmp/o/bench.txt
-}
+source docs/results/2026-12-04-h200-v28/common.sh
 step unpacked
 W=short_256,batch_1k,long_8k,d64,d64_sinks_swa,fp8.d64,fp8.long_8k,chunk_long_tp8,d256
 for v in NEW FIN GA GA FIN NEW; do run1 $v $W 64,16 3; done
