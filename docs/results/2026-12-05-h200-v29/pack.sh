@@ -1,0 +1,45 @@
+#!/bin/bash
+# Packs what run2.sh carries, on the CPU machine, from the repository root of a checkout of main
+# after `make build` (GA = main, built in build/). NEW (d45b77f) comes from v27's pack
+# (.gpu/libs.tar.xz) when it is still there, else it is built; XQ = main with sm90-xq.patch,
+# built with -DCTXATTN_SM90_OVERLAP_ITEMS and its tests (about 6 minutes each on 2 cores; an
+# existing build of it can be named by XQ_BUILD).
+#   bash docs/results/2026-12-05-h200-v29/pack.sh [WORK_DIR]
+# Writes .gpu29/ (libs.tar.xz: libNEW, libGA, libXQ; XQ's bench and test binaries, its tests
+# being main's and FQ's two e4m3 cases); git ignores /.gpu*/, so it can be carried. run1.sh and
+# run3.sh carry v28's .gpu28b/ (libGA.xz and main's tests: v28's pack.sh).
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+ROOT=$PWD
+W=${1:-/tmp/v29}
+mkdir -p "$W/stage"
+cutlass="$ROOT/.deps/cutlass-4.2.0.0/include"
+[ -d "$cutlass" ] || { echo "run make build first (CUTLASS headers under .deps/)"; exit 1; }
+stage() {  # stage NAME BUILD_DIR: the stripped library under $W/stage/libNAME/
+  mkdir -p "$W/stage/lib$1"
+  strip --strip-unneeded -o "$W/stage/lib$1/libctxattn.so.0.1.0" "$2/libctxattn.so.0.1.0"
+}
+build() {  # build NAME REV PATCH CUDA_FLAGS TESTS: the library of REV with PATCH applied
+  rm -rf "$W/src_$1"
+  git worktree add -f --detach "$W/src_$1" "$2" > /dev/null
+  if [ -n "$3" ]; then git -C "$W/src_$1" apply "$ROOT/$3"; fi
+  cmake -S "$W/src_$1" -B "$W/b_$1" -DCMAKE_BUILD_TYPE=Release -DCTXATTN_CUTLASS_INCLUDE="$cutlass" \
+    -DCMAKE_CUDA_FLAGS="$4" -DCTXATTN_BUILD_TESTS=$5 -DCTXATTN_BUILD_TOOLS=$5 > "$W/b_$1.cfg" 2>&1
+  cmake --build "$W/b_$1" -j"$(nproc)" > "$W/b_$1.log" 2>&1
+}
+if [ -f .gpu/libs.tar.xz ] && [[ "$(xz -dc .gpu/libs.tar.xz | tar tf -)" == *libNEW/* ]]; then
+  xz -dc .gpu/libs.tar.xz | tar xf - -C "$W/stage" libNEW
+else
+  build NEW d45b77f "" "" OFF && stage NEW "$W/b_NEW"
+fi
+stage GA build
+XQ_BUILD=${XQ_BUILD:-}
+if [ -z "$XQ_BUILD" ]; then
+  build XQ HEAD docs/results/2026-12-05-h200-v29/sm90-xq.patch -DCTXATTN_SM90_OVERLAP_ITEMS ON
+  XQ_BUILD="$W/b_XQ"
+fi
+stage XQ "$XQ_BUILD"
+mkdir -p .gpu29
+(cd "$W/stage" && tar cf - libNEW libGA libXQ | xz -T"$(nproc)" -6 --lzma2=preset=6,dict=450MiB > "$ROOT/.gpu29/libs.tar.xz")
+cp "$XQ_BUILD/ctxattn_gpu_bench" .gpu29/ && xz -T"$(nproc)" -6 -c "$XQ_BUILD/ctxattn_tests" > .gpu29/ctxattn_tests.xz
+du -sh .gpu29
