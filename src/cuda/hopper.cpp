@@ -170,26 +170,29 @@ Status make_row_box_map(const Params& p, const void* data, ctxattn_dtype_t dtype
                         int64_t stride_token, const char* env_switch, CUtensorMap* map, int32_t* described) {
   *described = 0;
   const bool dense16 = dtype == CTXATTN_DTYPE_FLOAT16 || dtype == CTXATTN_DTYPE_BFLOAT16;
+  const int64_t eb = dense16 ? 2 : 1;  // e4m3: 128-byte boxes of 128 codes
   const char* env = std::getenv(env_switch);
-  if (!dense16 || p.group_size <= 0 || 64 % p.group_size != 0 || (env != nullptr && env[0] == '0')) {
+  if ((!dense16 && dtype != CTXATTN_DTYPE_FLOAT8_E4M3) || p.group_size <= 0 || 64 % p.group_size != 0 ||
+      (env != nullptr && env[0] == '0')) {
     return Status::Ok();
   }
   // A stride is stepped only when its extent passes 1, but TMA wants every one valid (stride_ok):
   // an unstepped one is given as 8 elements.
   const int64_t head_stride = p.num_qo_heads > 1 ? stride_head : 8;
   const int64_t token_stride = p.num_tokens > 1 ? stride_token : 8;
-  if (!stride_ok(head_stride, 2) || !stride_ok(token_stride, 2)) return Status::Ok();
+  if (!stride_ok(head_stride, eb) || !stride_ok(token_stride, eb)) return Status::Ok();
   EncodeTiled encode = nullptr;
   CTXATTN_RETURN_IF_ERROR(encode_fn(&encode));
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(p.head_dim), static_cast<cuuint64_t>(p.num_qo_heads),
                               static_cast<cuuint64_t>(p.num_tokens)};
-  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(head_stride * 2), static_cast<cuuint64_t>(token_stride * 2)};
-  const cuuint32_t box[3] = {static_cast<cuuint32_t>(sm90::kChunkCols), static_cast<cuuint32_t>(p.group_size),
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(head_stride * eb), static_cast<cuuint64_t>(token_stride * eb)};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(sm90::kSwizzleBytes / eb), static_cast<cuuint32_t>(p.group_size),
                              static_cast<cuuint32_t>(sm90::kRowsPerWarpgroup / p.group_size)};
   const cuuint32_t element_strides[3] = {1, 1, 1};
   const CUresult r = encode(map,
-                            dtype == CTXATTN_DTYPE_BFLOAT16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                            : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                            !dense16                            ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                            : dtype == CTXATTN_DTYPE_BFLOAT16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                              : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
                             3, const_cast<void*>(data), dims, strides, box, element_strides,
                             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                             CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -200,16 +203,21 @@ Status make_row_box_map(const Params& p, const void* data, ctxattn_dtype_t dtype
 // The output for the epilogue's TMA stores (launch.h TmaMaps; CTXATTN_SM90_TMA_STORE=0 leaves
 // the row stores to the epilogue).
 Status make_out_map(const Params& p, CUtensorMap* map, int32_t* described) {
+  if (p.out_dtype != CTXATTN_DTYPE_FLOAT16 && p.out_dtype != CTXATTN_DTYPE_BFLOAT16) {
+    *described = 0;  // the 8- and 4-bit outputs are stored by rows (sm90/epilogue.cuh)
+    return Status::Ok();
+  }
   return make_row_box_map(p, p.out, p.out_dtype, p.out_stride_head, p.out_stride_token, "CTXATTN_SM90_TMA_STORE",
                           map, described);
 }
 
 // The queries for the consumers' TMA loads (launch.h TmaMaps), for the kernels over a cache of the
-// query's own 16-bit type at D = 128 (sm90 Traits::kQByTma; CTXATTN_SM90_TMA_Q=0 leaves the
-// cp.async copies).
-Status make_q_map(const Params& p, CUtensorMap* map, int32_t* described) {
+// query's own type at D = 128 (sm90 Traits::kQByTma: 16-bit, and e4m3 on FP8 WGMMA; qkv_fp8 says
+// the call runs there; CTXATTN_SM90_TMA_Q=0 leaves the cp.async copies).
+Status make_q_map(const Params& p, bool qkv_fp8, CUtensorMap* map, int32_t* described) {
   *described = 0;
   if (p.kv_dtype != p.q_dtype || p.head_dim != 128) return Status::Ok();
+  if (p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && !qkv_fp8) return Status::Ok();
   return make_row_box_map(p, p.q, p.q_dtype, p.q_stride_head, p.q_stride_token, "CTXATTN_SM90_TMA_Q", map, described);
 }
 
@@ -376,7 +384,7 @@ Status cuda_sm90_run(const Params& p) {
                                           box_rows, &maps.v, &maps.v_page_units));
   }
   CTXATTN_RETURN_IF_ERROR(make_out_map(p, &maps.out, &maps.out_tma));
-  CTXATTN_RETURN_IF_ERROR(make_q_map(p, &maps.q, &maps.q_tma));
+  CTXATTN_RETURN_IF_ERROR(make_q_map(p, qkv_fp8, &maps.q, &maps.q_tma));
   // The long form of the e4m3 D = 128 kernel (sm90/run.cuh run_attention, which says which calls
   // launch it): boxes of at most 64 rows, which differ from the short form's only for pages of
   // more than 64 tokens.

@@ -398,8 +398,8 @@ TEST(CudaSm90, SchedulerCountersReturnToZero) {
   }
 }
 
-// Q by TMA (16-bit queries over a cache of their type at D = 128, G dividing 64, in the kernel of
-// short requests: sm90/kernel.cuh kQTma) gives the bits of the consumers' row copies
+// Q by TMA (16-bit or e4m3 queries over a cache of their type at D = 128, G dividing 64, in the
+// kernels of short requests: sm90/kernel.cuh kQTma) gives the bits of the consumers' row copies
 // (CTXATTN_SM90_TMA_Q=0): the rows past a request's end, which TMA fills with the next tokens'
 // queries (or zeros past the tensor), are computed but never written. Padded query rows, rows after
 // the last request or none, one CTA walking every item (Q ahead from item to item), Q negated as
@@ -418,6 +418,8 @@ TEST(CudaSm90, QueriesByTmaMatchTheRowCopiesBitwise) {
       {8, 2, CTXATTN_DTYPE_BFLOAT16, "", 5, false},  {16, 2, CTXATTN_DTYPE_FLOAT16, "1", 0, true},
       {64, 1, CTXATTN_DTYPE_BFLOAT16, "1", 3, false}, {6, 2, CTXATTN_DTYPE_FLOAT16, "", 5, false},
       {32, 8, CTXATTN_DTYPE_BFLOAT16, "5", 0, false},
+      // e4m3 Q, K and V on FP8 WGMMA: the short form loads Q by TMA too (boxes of 128 codes)
+      {8, 2, CTXATTN_DTYPE_FLOAT8_E4M3, "", 5, false}, {16, 2, CTXATTN_DTYPE_FLOAT8_E4M3, "1", 0, true},
   };
   auto bits = [](float x) {
     uint32_t u;
@@ -429,7 +431,7 @@ TEST(CudaSm90, QueriesByTmaMatchTheRowCopiesBitwise) {
     spec.num_qo_heads = c.num_qo_heads;
     spec.num_kv_heads = c.num_kv_heads;
     spec.q_dtype = spec.kv_dtype = spec.out_dtype = c.dtype;
-    spec.q_pad = 8;
+    spec.q_pad = c.dtype == CTXATTN_DTYPE_FLOAT8_E4M3 ? 16 : 8;  // 16 bytes of padding a token row
     spec.extra_rows = c.extra_rows;
     if (c.negate) {
       spec.bmm1_scale = -0.06f;  // Q negated as it lands

@@ -386,9 +386,10 @@ __device__ __forceinline__ void finish_q(char* q_ptr, int consumer, int t, bool 
 }
 
 // Q by TMA (Traits::kQByTma and maps.q_tma): one thread of the warpgroup loads its 64 packed rows
-// into q_ptr, D / 64 boxes of 64 / G tokens x G heads (the box of the output map, in the Q tile's
-// layout), completing on bar. Rows past the request hold the next tokens' queries, or zeros past
-// the tensor: each row is computed alone and the epilogue writes only rows inside the request.
+// into q_ptr, a box of 64 / G tokens x G heads a 128-byte chunk of its rows (16-bit: the box of
+// the output map; e4m3: one box of 128 codes), in the Q tile's layout, completing on bar. Rows
+// past the request hold the next tokens' queries, or zeros past the tensor: each row is computed
+// alone and the epilogue writes only rows inside the request.
 // The caller has made the region free (release_staging, and a proxy fence after the generic
 // accesses of its last use).
 template <class Tr>
@@ -398,11 +399,12 @@ __device__ __forceinline__ void issue_q_tma(const Params& p, const TmaMaps& maps
   const int token = static_cast<int>(w.q_start) + p.group_div.div(first);
   const int head = w.kv_head * p.group_size;
   constexpr uint64_t kHint = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_FIRST);
-  arrive_expect_tx(bar, Tr::kQWarpgroupBytes);
+  constexpr int kRowBytes = Tr::kHeadDim * Tr::kElemBytes;  // a box a 128-byte chunk of the rows
+  arrive_expect_tx(bar, kRowsPerWarpgroup * kRowBytes);
 #pragma unroll
-  for (int c = 0; c < Tr::kHeadDim / kChunkCols; ++c) {
-    cute::SM90_TMA_LOAD_3D::copy(&maps.q, bar, kHint, q_ptr + c * kRowsPerWarpgroup * kSwizzleBytes, c * kChunkCols,
-                                 head, token);
+  for (int c = 0; c < kRowBytes / kSwizzleBytes; ++c) {
+    cute::SM90_TMA_LOAD_3D::copy(&maps.q, bar, kHint, q_ptr + c * kRowsPerWarpgroup * kSwizzleBytes,
+                                 c * Tr::kChunkElems, head, token);
   }
 }
 

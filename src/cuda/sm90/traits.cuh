@@ -210,9 +210,11 @@ struct Traits {
   // launch.h TmaMaps; kernel.cuh says which of its kernels use it): one thread of a consumer
   // warpgroup loads its 64 packed rows as two boxes of 64 / G tokens x G heads onto an mbarrier of
   // its own (one a Q region), instead of 128 threads' row-table lookups and cp.async copies. The
-  // e4m3 paths keep the copies (their Q is widened, converted or laid out for FP8 WGMMA); so do
-  // D = 64 and D = 256, where Q by TMA measured slower (d64.short_256 +3%, d256 +1%).
-  static constexpr bool kQByTma = kHeadDim == 128 && !kKvFp8 && !kQkvFp8;
+  // short form of the e4m3 Q/K/V kernel at D = 128 (one 128-byte box of 128 codes a row group;
+  // fp8.batch_1k -2.2-2.6%) too; the other e4m3 paths keep the copies (their Q is widened or converted, or the kernel
+  // serves long requests); so do D = 64 and D = 256, where Q by TMA measured slower
+  // (d64.short_256 +3%, d256 +1%).
+  static constexpr bool kQByTma = kHeadDim == 128 && !kKvFp8 && (!kQkvFp8 || kTake == kTakeShort);
   static constexpr int kQBarriers = kQByTma ? kQBuffers * kConsumerWarpgroups : 0;
 
   // Shared-memory plan (bytes from the 1024-aligned base).
