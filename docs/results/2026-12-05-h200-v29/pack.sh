@@ -5,6 +5,7 @@
 # built with -DCTXATTN_SM90_OVERLAP_ITEMS and its tests (about 6 minutes each on 2 cores; an
 # existing build of it can be named by XQ_BUILD).
 #   bash docs/results/2026-12-05-h200-v29/pack.sh [WORK_DIR]
+#   PART=run5 bash docs/results/2026-12-05-h200-v29/pack.sh [WORK_DIR]   (only run5's .gpu29c/)
 # Writes .gpu29/ (libs.tar.xz: libNEW, libGA, libXQ; XQ's bench and test binaries, its tests
 # being main's and FQ's two e4m3 cases) for run2.sh, and .gpu29b/ (libs.tar.xz: libGAF, libGA4F,
 # libFQ; FQ's bench and test binaries) for run4.sh; git ignores /.gpu*/, so each can be carried.
@@ -28,6 +29,17 @@ build() {  # build NAME REV PATCHES CUDA_FLAGS TESTS: the library of REV with PA
     -DCMAKE_CUDA_FLAGS="$4" -DCTXATTN_BUILD_TESTS=$5 -DCTXATTN_BUILD_TOOLS=$5 > "$W/b_$1.cfg" 2>&1
   cmake --build "$W/b_$1" -j"$(nproc)" > "$W/b_$1.log" 2>&1
 }
+if [ "${PART:-}" = run5 ]; then
+  # run5: MAIN = main as built in build/ (829bd72 or later), GP = MAIN with the gather's page ids
+  # loaded four passes ahead; MAIN's tests and bench.
+  stage MAIN build
+  build GP HEAD docs/results/2026-12-05-h200-v29/sm90-gather-ids-ahead.patch "" OFF && stage GP "$W/b_GP"
+  mkdir -p .gpu29c
+  (cd "$W/stage" && tar cf - libMAIN libGP | xz -T"$(nproc)" -6 --lzma2=preset=6,dict=450MiB > "$ROOT/.gpu29c/libs.tar.xz")
+  cp build/ctxattn_gpu_bench .gpu29c/ && xz -T"$(nproc)" -6 -c build/ctxattn_tests > .gpu29c/ctxattn_tests.xz
+  du -sh .gpu29c
+  exit 0
+fi
 if [ -f .gpu/libs.tar.xz ] && [[ "$(xz -dc .gpu/libs.tar.xz | tar tf -)" == *libNEW/* ]]; then
   xz -dc .gpu/libs.tar.xz | tar xf - -C "$W/stage" libNEW
 else
