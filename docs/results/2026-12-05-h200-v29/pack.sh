@@ -31,11 +31,12 @@ build() {  # build NAME REV PATCHES CUDA_FLAGS TESTS: the library of REV with PA
 }
 if [ "${PART:-}" = run5 ]; then
   # run5: MAIN = main as built in build/ (829bd72 or later), GP = MAIN with the gather's page ids
-  # loaded four passes ahead; MAIN's tests and bench.
+  # loaded four passes ahead, RR = MAIN with every raw-tile reader arriving; MAIN's tests and bench.
   stage MAIN build
   build GP HEAD docs/results/2026-12-05-h200-v29/sm90-gather-ids-ahead.patch "" OFF && stage GP "$W/b_GP"
+  build RR HEAD docs/results/2026-12-05-h200-v29/sm90-raw-readers-arrive.patch "" OFF && stage RR "$W/b_RR"
   mkdir -p .gpu29c
-  (cd "$W/stage" && tar cf - libMAIN libGP | xz -T"$(nproc)" -6 --lzma2=preset=6,dict=450MiB > "$ROOT/.gpu29c/libs.tar.xz")
+  (cd "$W/stage" && tar cf - libMAIN libGP libRR | xz -T"$(nproc)" -6 --lzma2=preset=6,dict=450MiB > "$ROOT/.gpu29c/libs.tar.xz")
   cp build/ctxattn_gpu_bench .gpu29c/ && xz -T"$(nproc)" -6 -c build/ctxattn_tests > .gpu29c/ctxattn_tests.xz
   du -sh .gpu29c
   exit 0
