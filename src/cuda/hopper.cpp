@@ -79,7 +79,7 @@ bool group_major(const Params& p, bool qkv_fp8) {
 
 // Whether the kernel gathers the call's pages with cp.async (sm90/load.cuh KvProducer::gather):
 // pages of fewer than 8 tokens, too small for a useful TMA box.
-bool gathers_pages(const Params& p) { return p.log2_page_size < sm90::kLog2MinBoxRows; }
+bool gathers_pages(const Params& p) { return sm90::gathers_pages(p.log2_page_size); }
 
 // How the group-major maps number a pool's (page, KV head) pairs as one coordinate: unit = page *
 // units + head, at unit * stride elements (launch.h TmaMaps). One KV head: units 1 at the page

@@ -410,7 +410,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
   const int warpgroup = tid / kWarpgroupThreads;
   if (tid == 0) {
     if constexpr (kDynamic) ItemRing<Tr>{smem}.init();  // fenced by bars.init
-    const bool gathered = p.log2_page_size < kLog2MinBoxRows;  // no K / V maps (hopper.cpp)
+    const bool gathered = gathers_pages(p.log2_page_size);  // no K / V maps (hopper.cpp)
     bars.init(gathered);
     if (!gathered) {
       cute::prefetch_tma_descriptor(&maps.k);

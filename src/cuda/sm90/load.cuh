@@ -81,7 +81,7 @@ struct KvProducer {
   }
 
   // Pages of fewer than 8 tokens: the tiles are gathered (gather), not loaded by TMA.
-  __device__ bool gathers() const { return log2_rows < kLog2MinBoxRows; }
+  __device__ bool gathers() const { return gathers_pages(log2_rows); }
 
   // Tile n of K or V (kV) into dst by cp.async, completing on bar (kGatherArrivals: one arrival
   // a lane, once its copies have landed). A lane pair copies a key row: lanes 2j and 2j + 1 take

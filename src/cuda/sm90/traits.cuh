@@ -12,6 +12,8 @@
 
 #include <type_traits>
 
+#include "core/host_device.h"
+
 namespace ctxattn {
 namespace sm90 {
 
@@ -27,6 +29,9 @@ constexpr int kChunkCols = kSwizzleBytes / 2;  // 16-bit elements per chunk row
 // maps address 8-row groups); smaller ones are gathered by the producer warp with cp.async
 // (load.cuh KvProducer::gather).
 constexpr int kLog2MinBoxRows = 3;
+// Whether a call's pages (2^log2_page_size tokens) are gathered: the one rule the host (no K / V
+// maps), the barrier counts and the producer share.
+CTXATTN_HD constexpr bool gathers_pages(int log2_page_size) { return log2_page_size < kLog2MinBoxRows; }
 // Slots of the scheduler's item ring (scheduler.cuh): the producer publishes the next item once
 // the current one's loads are issued, while its readers still hold the current one.
 constexpr int kSchedulerSlots = 2;
