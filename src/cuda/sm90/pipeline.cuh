@@ -77,12 +77,18 @@ constexpr int kWidenerWarps = kProducerWarpgroups * kWarpgroupThreads / 32 - 1;
 // lane, each when its cp.async copies have landed.
 constexpr int kGatherArrivals = 32;
 
+// Arrivals that release a raw stage: every thread of the widener / transposing warps.
+constexpr int kRawReaders = kWidenerWarps * 32;
+
 // The mbarriers of a CTA (traits.cuh reserves their shared memory): 4 * kStages + 1, with
 // e4m3 KV four more per raw stage, and with Q by TMA one a Q region (q_full: one arrival plus
 // the bytes, by the consumer thread that issues the boxes).
 // With kKvFp8 the 16-bit stages are filled by the widener warps (full_k /
 // full_v count one arrival per widener warp) from raw tiles that TMA fills (raw_full_*: one
-// arrival plus the bytes) and the wideners release (raw_empty_*: one arrival per widener warp).
+// arrival plus the bytes) and the wideners release (raw_empty_*: kRawReaders, one arrival a
+// widener thread after its own reads of the raw tile; with one a warp after a __syncwarp,
+// racecheck reported the reads against the next cp.async gather into the stage, as it counts an
+// arrival as releasing the arriving thread's own accesses).
 // kQkvFp8: K is loaded by TMA straight into its stage; V goes through the raw stages, and the
 // transposing warps fill full_v (one arrival per warp).
 template <int kStages, int kConsumerWarps, bool kKvFp8 = false, int kRawStages = 1, bool kQkvFp8 = false,
@@ -120,8 +126,8 @@ struct Barriers {
       for (int r = 0; r < kRawStages; ++r) {
         cutlass::arch::ClusterBarrier::init(raw_full_k(r), loads);
         cutlass::arch::ClusterBarrier::init(raw_full_v(r), loads);
-        cutlass::arch::ClusterBarrier::init(raw_empty_k(r), kWidenerWarps);
-        cutlass::arch::ClusterBarrier::init(raw_empty_v(r), kWidenerWarps);
+        cutlass::arch::ClusterBarrier::init(raw_empty_k(r), kRawReaders);
+        cutlass::arch::ClusterBarrier::init(raw_empty_v(r), kRawReaders);
       }
     }
     cutlass::arch::fence_barrier_init();

@@ -113,19 +113,18 @@ __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, con
 
 // One raw tile into one stage by warps 1-3 of the producer warpgroup: wait for the raw tile and
 // for the stage to be free, `fill` it (each thread its share), make it visible to WGMMA (async
-// proxy), then release the raw tile and hand the stage to the consumers (one arrival a warp).
+// proxy), then release the raw tile (every thread after its own reads: Barriers kRawReaders) and
+// hand the stage to the consumers (one arrival a warp).
 template <class Fill>
 __device__ __forceinline__ void stage_from_raw(uint64_t* raw_full, uint32_t raw_phase, uint64_t* empty, uint32_t phase,
                                                uint64_t* full, uint64_t* raw_empty, int u, Fill&& fill) {
   wait_barrier(raw_full, raw_phase);
   wait_barrier(empty, phase ^ 1u);
   fill();
+  arrive_barrier(raw_empty);
   cutlass::arch::fence_view_async_shared();
   __syncwarp();
-  if (u % 32 == 0) {
-    arrive_barrier(full);
-    arrive_barrier(raw_empty);
-  }
+  if (u % 32 == 0) arrive_barrier(full);
 }
 
 // e4m3 KV: the widener warps over one work tile, in the producer's tile order: each raw K / V
@@ -172,12 +171,10 @@ __device__ __forceinline__ void transpose_tile(const Work& w, const KeyBand& ban
     wait_barrier(bars.empty_v(state.stage), state.phase ^ 1u);
     VTransposer<Tr>::transpose(smem + Tr::kSmemRawV + r * Tr::kRawTileBytes,
                                smem + Tr::kSmemV + state.stage * Tr::kKvTileBytes, valid_rows, u);
+    arrive_barrier(bars.raw_empty_v(r));  // every thread, after its own reads (Barriers kRawReaders)
     cutlass::arch::fence_view_async_shared();  // read by WGMMA (async proxy)
     __syncwarp();
-    if (u % 32 == 0) {
-      arrive_barrier(bars.full_v(state.stage));
-      arrive_barrier(bars.raw_empty_v(r));
-    }
+    if (u % 32 == 0) arrive_barrier(bars.full_v(state.stage));
     state.advance(Tr::kStages);
     raw.advance(Tr::kRawStages);
   }
