@@ -133,11 +133,30 @@ struct KvProducer {
     const int64_t page_bytes = stride_page * kElemBytes;
     const uint32_t dst0 = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
     const uint32_t row_at = dst0 + gather::lane_offset(kShape, lane);
+    // The ids of the next kAhead passes are in flight while a pass copies: each one waited for
+    // on its own from L2 (the L1 keeps few of the prefetched lines) held every pass back (ncu,
+    // perf-notes "sm90 v29"). Not in the kernels of three consumer warpgroups, whose loops took
+    // 3-12 more LDL a tile with the producer's registers for it: one id at a time there.
+    constexpr int kAhead = Tr::kThreeConsumers ? 1 : kPasses < 4 ? kPasses : 4;
+    [[maybe_unused]] int32_t ahead[kAhead];
+    if constexpr (kAhead > 1) {
+#pragma unroll
+      for (int a = 0; a < kAhead; ++a) ahead[a] = a * kRowsPerPass < left ? __ldg(ids + a * id_step) : -1;
+      ids += kAhead * id_step;
+    }
     // One row a step: unrolled, ptxas hoisted every page-id load and spilled the producer's
     // registers.
 #pragma unroll 1
     for (int k = 0; k < kPasses; ++k, ids += id_step) {
-      const int32_t page = k * kRowsPerPass < left ? __ldg(ids) : -1;
+      int32_t page;
+      if constexpr (kAhead > 1) {
+        page = ahead[0];
+#pragma unroll
+        for (int a = 0; a + 1 < kAhead; ++a) ahead[a] = ahead[a + 1];
+        ahead[kAhead - 1] = k + kAhead < kPasses && (k + kAhead) * kRowsPerPass < left ? __ldg(ids) : -1;
+      } else {
+        page = k * kRowsPerPass < left ? __ldg(ids) : -1;
+      }
       const bool ok = static_cast<uint32_t>(page) < pages;
       const char* src = src0 + static_cast<int64_t>(ok ? static_cast<uint32_t>(page) : 0u) * page_bytes;
       // Opaque to the compiler, which would otherwise hoist src0 + 32 m out of the loop, one
