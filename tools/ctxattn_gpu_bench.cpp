@@ -61,6 +61,14 @@ std::map<std::string, ProblemSpec> workloads() {
   w["short_256"] = base(std::vector<int32_t>(64, 256), std::vector<int32_t>(64, 256));
   w["chunk_prefix"] = base(std::vector<int32_t>(8, 512), std::vector<int32_t>(8, 4096));
   {
+    // The harness's ragged batch (bench/workloads.py: ragged_lengths(32, 16, 4096, RAGGED_SEED)),
+    // q = kv; its page1 row runs it at page size 1.
+    const std::vector<int32_t> lens = {18,  664, 38,  3318, 143, 864, 1596, 47,   19,  232, 21,
+                                       130, 279, 1250, 561, 169, 16,  365,  1233, 2756, 468, 17,
+                                       245, 140, 18,  180,  3881, 16, 244,  337,  377,  451};
+    w["ragged"] = base(lens, lens);
+  }
+  {
     ProblemSpec s = base({512}, {131072});
     s.num_qo_heads = 8;
     s.num_kv_heads = 1;
@@ -93,8 +101,14 @@ std::map<std::string, ProblemSpec> workloads() {
     s.head_dim = 256;
     w["d256"] = s;
   }
+  // chunk_long_tp8 (8 / 1 heads, split) at D = 64 and 256 (AUTO's choice for small pages).
+  for (int d : {64, 256}) {
+    ProblemSpec s = w["chunk_long_tp8"];
+    s.head_dim = d;
+    w["d" + std::to_string(d) + ".chunk_long_tp8"] = s;
+  }
   // bf16 queries over an e4m3 cache (KV scale folded into bmm1 / bmm2 as the SPEC says).
-  for (const char* name : {"long_8k", "batch_1k", "d64", "d256"}) {
+  for (const char* name : {"long_8k", "batch_1k", "d64", "d256", "chunk_long_tp8"}) {
     ProblemSpec s = w[name];
     s.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
     w[std::string("kv8.") + name] = s;
@@ -102,7 +116,7 @@ std::map<std::string, ProblemSpec> workloads() {
     w[std::string("kv8h.") + name] = s;
   }
   // e4m3 queries and cache (bf16 output): the FP8 tensor-core path.
-  for (const char* name : {"long_8k", "batch_1k", "d64", "d256"}) {
+  for (const char* name : {"long_8k", "batch_1k", "d64", "d256", "chunk_long_tp8"}) {
     ProblemSpec s = w[name];
     s.q_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
     s.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;

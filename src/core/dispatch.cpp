@@ -24,10 +24,10 @@ Status select_backend(const Params& p, ctxattn_device_type_t device, ctxattn_bac
   // kernel on the H200 suite, docs/perf-notes.md). Short sliding windows included: windows of
   // 127, 255 and 511 keys measured 1.05-2.6x the portable kernel on every kernel family and page
   // size (perf-notes "sm90 v26"; the sm90 kernel had been the slower one on d64_sinks_swa).
-  // Pages of fewer than 8 tokens stay on the portable kernel: the sm90 kernel gathers them with
-  // cp.async and serves them when asked for by name, but AUTO moves them only once the gather is
-  // measured faster (perf-notes "sm90 v28"; an earlier gather measured 1.6x slower, "sm90 v4").
-  if (requested == CTXATTN_BACKEND_AUTO && p.page_size >= 8 && cuda_sm90_supports(p).ok()) {
+  // Pages of fewer than 8 tokens, which the sm90 kernel gathers with cp.async, as
+  // sm90_takes_small_pages says.
+  if (requested == CTXATTN_BACKEND_AUTO && (p.page_size >= 8 || sm90_takes_small_pages(p)) &&
+      cuda_sm90_supports(p).ok()) {
     *chosen = CTXATTN_BACKEND_CUDA_SM90;
     return Status::Ok();
   }

@@ -465,23 +465,33 @@ TEST(CudaSm90, QueriesByTmaMatchTheRowCopiesBitwise) {
   }
 }
 
-// AUTO takes the Hopper kernel for what it serves, short sliding windows included, but pages of
-// fewer than 8 tokens, which go to the portable kernel (core/dispatch.cpp).
+// AUTO takes the Hopper kernel for what it serves, short sliding windows included; pages of fewer
+// than 8 tokens only with an e4m3 operand or at D = 256 (core/dispatch.h, sm90_takes_small_pages),
+// else the portable kernel, whatever the lengths.
 TEST(CudaSm90, AutoChoosesByTheDispatchPolicy) {
   if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
   struct Case {
     int32_t window_left;
     int32_t page_size;
+    int head_dim;
+    ctxattn_dtype_t dtype;
+    int32_t kv_len;  // of the last request; 0: base_spec's
     ctxattn_backend_t expected;
   };
-  for (const Case c : {Case{-1, 16, CTXATTN_BACKEND_CUDA_SM90}, Case{0, 16, CTXATTN_BACKEND_CUDA_SM90},
-                       Case{127, 16, CTXATTN_BACKEND_CUDA_SM90}, Case{256, 16, CTXATTN_BACKEND_CUDA_SM90},
-                       Case{-1, 8, CTXATTN_BACKEND_CUDA_SM90}, Case{-1, 4, CTXATTN_BACKEND_CUDA_PORTABLE},
-                       Case{-1, 1, CTXATTN_BACKEND_CUDA_PORTABLE}}) {
-    SCOPED_TRACE("window_left " + std::to_string(c.window_left) + " page_size " + std::to_string(c.page_size));
-    ProblemSpec spec = base_spec();
+  constexpr ctxattn_dtype_t bf16 = CTXATTN_DTYPE_BFLOAT16, e4m3 = CTXATTN_DTYPE_FLOAT8_E4M3;
+  constexpr ctxattn_backend_t sm90 = CTXATTN_BACKEND_CUDA_SM90, portable = CTXATTN_BACKEND_CUDA_PORTABLE;
+  for (const Case c :
+       {Case{-1, 16, 128, bf16, 0, sm90}, Case{0, 16, 128, bf16, 0, sm90}, Case{127, 16, 128, bf16, 0, sm90},
+        Case{256, 16, 128, bf16, 0, sm90}, Case{-1, 8, 128, bf16, 0, sm90}, Case{-1, 4, 128, bf16, 0, portable},
+        Case{-1, 1, 128, bf16, 0, portable}, Case{-1, 2, 64, bf16, 9000, portable}, Case{-1, 4, 256, bf16, 0, sm90},
+        Case{-1, 1, 128, e4m3, 0, sm90}, Case{-1, 1, 64, e4m3, 9000, sm90}}) {
+    SCOPED_TRACE("window_left " + std::to_string(c.window_left) + " page_size " + std::to_string(c.page_size) +
+                 " D " + std::to_string(c.head_dim) + " dtype " + std::to_string(c.dtype) + " kv_len " +
+                 std::to_string(c.kv_len));
+    ProblemSpec spec = typed_spec(c.head_dim, c.dtype, c.dtype, CTXATTN_DTYPE_BFLOAT16);
     spec.window_left = c.window_left;
     spec.page_size = c.page_size;
+    if (c.kv_len) spec.kv_lens.back() = c.kv_len;
     PagedProblem pb(spec);
     DeviceProblem dev(pb);
     ASSERT_TRUE(dev.ok());

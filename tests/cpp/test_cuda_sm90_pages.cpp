@@ -21,7 +21,8 @@ namespace {
 // 192-key tiles) / 256 (nvfp4 output: the two-term kernel); NHD and HND, the one-tensor form,
 // padded token rows and a page stride that is no multiple of the head stride (which the TMA maps
 // refuse: gathered pages take any), sinks, a window, a split call (short queries over 8192+ keys)
-// and a grid of 5 CTAs. Forced by name: AUTO keeps such pages on the portable kernel.
+// and a grid of 5 CTAs. Forced by name; AUTO takes the sm90 kernel for such pages with an e4m3
+// operand or at D = 256 and leaves 16-bit D = 64 and 128 to the portable kernel (core/dispatch.h).
 TEST(CudaSm90, SmallPagesAreGatheredOnEveryKernelFamily) {
   if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
   struct Case {
@@ -30,6 +31,7 @@ TEST(CudaSm90, SmallPagesAreGatheredOnEveryKernelFamily) {
     int32_t page_size;
     const char* what;
     void (*edit)(ProblemSpec&);
+    ctxattn_backend_t auto_choice = CTXATTN_BACKEND_CUDA_PORTABLE;
   };
   const auto none = [](ProblemSpec&) {};
   const std::vector<Case> cases = {
@@ -45,17 +47,22 @@ TEST(CudaSm90, SmallPagesAreGatheredOnEveryKernelFamily) {
        [](ProblemSpec& s) {
          s.kv_pad = 8;
          s.page_pad = 8;
-       }},
-      {128, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_BFLOAT16, 2, "e4m3 cache", none},
+       },
+       CTXATTN_BACKEND_CUDA_SM90},
+      {128, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_BFLOAT16, 2, "e4m3 cache", none,
+       CTXATTN_BACKEND_CUDA_SM90},
       {64, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, 4, "e4m3 cache, NHD",
-       [](ProblemSpec& s) { s.kv_layout = CTXATTN_KV_LAYOUT_NHD; }},
-      {64, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_BFLOAT16, 1, "FP8 WGMMA", none},
+       [](ProblemSpec& s) { s.kv_layout = CTXATTN_KV_LAYOUT_NHD; }, CTXATTN_BACKEND_CUDA_SM90},
+      {64, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_BFLOAT16, 1, "FP8 WGMMA", none,
+       CTXATTN_BACKEND_CUDA_SM90},
       {128, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT16, 4, "FP8 WGMMA, both forms",
        [](ProblemSpec& s) {
          s.q_lens = {37, 70};
          s.kv_lens = {300, 4200};
-       }},
-      {256, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_NVFP4, 2, "FP8 WGMMA, nvfp4", none},
+       },
+       CTXATTN_BACKEND_CUDA_SM90},
+      {256, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_NVFP4, 2, "FP8 WGMMA, nvfp4", none,
+       CTXATTN_BACKEND_CUDA_SM90},
       {128, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_BFLOAT16, 4, "split",
        [](ProblemSpec& s) {
          s.q_lens = {16, 3};
@@ -73,7 +80,7 @@ TEST(CudaSm90, SmallPagesAreGatheredOnEveryKernelFamily) {
     spec.page_size = c.page_size;  // with base_spec's NaN-poisoned spare pages
     c.edit(spec);
     SCOPED_TRACE(std::string(c.what) + ": D=" + std::to_string(c.head_dim) + " page " + std::to_string(c.page_size));
-    expect_sm90_serves_and_matches(spec, CTXATTN_BACKEND_CUDA_PORTABLE);
+    expect_sm90_serves_and_matches(spec, c.auto_choice);
     unsetenv("CTXATTN_SM90_GRID_CTAS");
   }
 }
