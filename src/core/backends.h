@@ -38,6 +38,9 @@ Status cuda_portable_run(const Params& p);
 size_t cuda_sm90_workspace_bytes(const Params& p);
 Status cuda_sm90_supports(const Params& p);
 Status cuda_sm90_run(const Params& p);
+// Whether the Hopper backend gathers these pages with cp.async (pages too small for a useful TMA
+// box) rather than loading them by TMA; false without CUDA.
+bool cuda_sm90_gathers_pages(const Params& p);
 // Verifies the device metadata with one sync (check mode).
 Status cuda_check_metadata(const Params& p);
 

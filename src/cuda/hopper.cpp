@@ -77,10 +77,6 @@ bool group_major(const Params& p, bool qkv_fp8) {
   return p.kv_dtype != CTXATTN_DTYPE_FLOAT8_E4M3 && !qkv_fp8 && p.head_dim > sm90::kChunkCols;
 }
 
-// Whether the kernel gathers the call's pages with cp.async (sm90/load.cuh KvProducer::gather):
-// pages of fewer than 8 tokens, too small for a useful TMA box.
-bool gathers_pages(const Params& p) { return sm90::gathers_pages(p.log2_page_size); }
-
 // How the group-major maps number a pool's (page, KV head) pairs as one coordinate: unit = page *
 // units + head, at unit * stride elements (launch.h TmaMaps). One KV head: units 1 at the page
 // stride; else a page stride that is a multiple of the head stride (every layout of the SPEC: HND,
@@ -280,6 +276,17 @@ size_t split_bytes_at(const Params& p, int sms) {
 
 }  // namespace
 
+// The kernel gathers the call's pages with cp.async (sm90/load.cuh KvProducer::gather): pages of
+// fewer than 8 tokens, too small for a useful TMA box (sm90::gathers_pages, the kernel's rule too).
+bool cuda_sm90_gathers_pages(const Params& p) {
+#if defined(CTXATTN_WITH_SM90)
+  return sm90::gathers_pages(p.log2_page_size);
+#else
+  (void)p;
+  return false;
+#endif
+}
+
 size_t cuda_sm90_workspace_bytes(const Params& p) {
 #if !defined(CTXATTN_WITH_SM90)
   (void)p;
@@ -332,7 +339,7 @@ Status cuda_sm90_supports(const Params& p) {
   }
   // The group-major maps number (page, KV head) pairs as one coordinate; gathered pages (fewer
   // than 8 tokens) take any page stride.
-  if (group_major(p, false) && !gathers_pages(p)) {
+  if (group_major(p, false) && !cuda_sm90_gathers_pages(p)) {
     if (pool_units(p, p.k_stride_page, p.k_stride_head).units == 0 ||
         pool_units(p, p.v_stride_page, p.v_stride_head).units == 0) {
       return unsupported("kv_cache: the sm90 backend needs page strides that are multiples of the head stride, with "
@@ -377,7 +384,7 @@ Status cuda_sm90_run(const Params& p) {
   sm90::TmaMaps maps{};
   const bool qkv_fp8 = fp8_mma(p);  // reads the environment once a call
   const int box_rows = box_rows_for(p, qkv_fp8);
-  if (!gathers_pages(p)) {  // gathered pages: the kernel reads K and V without maps
+  if (!cuda_sm90_gathers_pages(p)) {  // gathered pages: the kernel reads K and V without maps
     CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.k, p.k_stride_page, p.k_stride_head, p.k_stride_token,
                                           box_rows, &maps.k, &maps.k_page_units));
     CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.v, p.v_stride_page, p.v_stride_head, p.v_stride_token,

@@ -22,5 +22,6 @@ Status cuda_check_metadata(const Params&) { return no_cuda(); }
 size_t cuda_sm90_workspace_bytes(const Params&) { return 0; }
 Status cuda_sm90_supports(const Params&) { return no_cuda(); }
 Status cuda_sm90_run(const Params&) { return no_cuda(); }
+bool cuda_sm90_gathers_pages(const Params&) { return false; }
 
 }  // namespace ctxattn
