@@ -10,16 +10,7 @@
 # 1-4); racecheck and synccheck on G2S. run5b.sh has the rest. Expects .gpu31/ from pack5.sh;
 # about 7 minutes.
 cd "$(dirname "$0")/../../.."
-T0=$(date +%s)
-rm -rf /tmp/o; mkdir -p /tmp/o
-step() { echo "$1 $(( $(date +%s)-T0 ))s" | tee -a /tmp/o/steps.txt; }
-save() { tar cf $OUT/logs.tar -C /tmp/o .; }
-xz -dc .gpu31/libs.tar.xz | tar xf - -C .gpu31
-for v in MAIN GI G2 G2S; do
-  ln -sf libctxattn.so.0.1.0 .gpu31/lib$v/libctxattn.so.0; ln -sf libctxattn.so.0.1.0 .gpu31/lib$v/libctxattn.so
-done
-xz -dc .gpu31/ctxattn_tests.xz > .gpu31/ctxattn_tests; chmod +x .gpu31/ctxattn_tests
-step unpacked
+. docs/results/2026-12-05-h200-v31/common5.sh
 for v in G2S G2 GI MAIN; do
   LD_LIBRARY_PATH=$PWD/.gpu31/lib$v timeout 60 .gpu31/ctxattn_tests \
     --gtest_filter='Sm90GatherLayout*:DispatchPolicy*:CudaSm90.SmallPages*:CudaSm90.AutoChooses*' > /tmp/o/gtest-edges-$v.log 2>&1
@@ -37,12 +28,6 @@ for round in 1 2; do
 done
 step bench
 save
-san() {  # san TOOL VARIANT
-  LD_LIBRARY_PATH=.gpu31/lib$2 timeout 60 compute-sanitizer --tool $1 --error-exitcode 1 .gpu31/ctxattn_tests \
-    --gtest_filter='CudaSm90.SmallPages*' > /tmp/o/$1-$2.log 2>&1
-  echo "rc $?" >> /tmp/o/$1-$2.log; echo "$1 $2: $(tail -2 /tmp/o/$1-$2.log | tr '\n' ' ')"
-  save
-}
 san memcheck G2S
 san memcheck G2
 LD_LIBRARY_PATH=.gpu31/libG2S CTXATTN_TEST_BACKEND=cuda_sm90 timeout 120 .gpu31/ctxattn_tests \
