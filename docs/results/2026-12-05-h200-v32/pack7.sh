@@ -10,33 +10,16 @@
 # compresses to about 25 MB, and each variant adds what it changes (5-9 MB here: a variant that
 # edits a header every unit includes moves the line numbers of every unit).
 #   bash docs/results/2026-12-05-h200-v32/pack7.sh [WORK_DIR]
-# Variants (patches relative to docs/results/):
-#   PR    2026-12-05-h200-v32/sm90-producer-registers.patch (P40 and P32: the 16-bit D = 128
-#         kernels on 40 / 232 registers, the three-consumer D = 64 ones on 32 / 160)
-#   P40   2026-12-05-h200-v32/sm90-producer-40-d128.patch (the D = 128 part alone)
-#   GI    2026-12-05-h200-v30/sm90-gather-ids-smem.patch (the tile's page ids in shared memory)
-#   GI40  GI + P40
-#   G2S40 2026-12-05-h200-v31/sm90-gather-two-warps-static.patch (GI included) + P40
+# Variants: variants7.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 ROOT=$PWD
-R=$ROOT/docs/results
 W=${1:-/tmp/v32}
 VARIANTS=${VARIANTS:-"PR GI40 G2S40"}
 ALL="MAIN $VARIANTS"
 cutlass="$ROOT/.deps/cutlass-4.2.0.0/include"
 [ -d "$cutlass" ] || { echo "run make build first (CUTLASS headers under .deps/)"; exit 1; }
-patches() {
-  case $1 in
-    MAIN) echo "" ;;
-    PR) echo "$R/2026-12-05-h200-v32/sm90-producer-registers.patch" ;;
-    P40) echo "$R/2026-12-05-h200-v32/sm90-producer-40-d128.patch" ;;
-    GI) echo "$R/2026-12-05-h200-v30/sm90-gather-ids-smem.patch" ;;
-    GI40) echo "$R/2026-12-05-h200-v30/sm90-gather-ids-smem.patch $R/2026-12-05-h200-v32/sm90-producer-40-d128.patch" ;;
-    G2S40) echo "$R/2026-12-05-h200-v31/sm90-gather-two-warps-static.patch $R/2026-12-05-h200-v32/sm90-producer-40-d128.patch" ;;
-    *) echo "unknown variant $1" >&2; exit 1 ;;
-  esac
-}
+. docs/results/2026-12-05-h200-v32/variants7.sh
 mkdir -p "$W" .gpu32
 rm -rf "$W/stage"
 last=

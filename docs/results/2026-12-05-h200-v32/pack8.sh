@@ -7,17 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 ROOT=$PWD
-R=$ROOT/docs/results
 W=${1:-/tmp/v32}
 V=${VARIANT:-G2S40}
-P40=$R/2026-12-05-h200-v32/sm90-producer-40-d128.patch
-case $V in
-  P40) patches="$P40" ;;
-  PR) patches="$R/2026-12-05-h200-v32/sm90-producer-registers.patch" ;;
-  GI40) patches="$R/2026-12-05-h200-v30/sm90-gather-ids-smem.patch $P40" ;;
-  G2S40) patches="$R/2026-12-05-h200-v31/sm90-gather-two-warps-static.patch $P40" ;;
-  *) echo "VARIANT: P40, PR, GI40 or G2S40"; exit 1 ;;
-esac
+. docs/results/2026-12-05-h200-v32/variants7.sh
+patches=$(patches "$V")
 cutlass="$ROOT/.deps/cutlass-4.2.0.0/include"
 [ -d "$cutlass" ] || { echo "run make build first (CUTLASS headers under .deps/)"; exit 1; }
 rm -rf "$W/src_h" "$W/b_h" && git worktree add -f --detach "$W/src_h" HEAD > /dev/null

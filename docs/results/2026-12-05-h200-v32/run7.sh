@@ -2,7 +2,7 @@
 # Prepared in session v32 (no device was lent): the first call of the next session; carry
 # [".gpu32"] (pack7.sh). MAIN = main; PR = P40 (the 16-bit D = 128 kernels on 40 / 232
 # registers, sm90-producer-40-d128.patch) and P32 (the three-consumer D = 64 kernels' producer on
-# 32), sm90-producer-registers.patch; GI40 = the tile's page ids in shared memory (v30's GI) +
+# 32), sm90-producer-32-d64.patch after P40; GI40 = the tile's page ids in shared memory (v30's GI) +
 # P40; G2S40 = the second gathering warp on the static walk (v31's G2S, GI included) + P40.
 # In the order of what matters most: PR's edge tests (its registers change every 16-bit D = 64 /
 # 128 call, at every page size) and the gather variants' small-page, layout and dispatch tests;
