@@ -61,6 +61,7 @@ void ctxattn_args_init(ctxattn_args_t* args) {
   args->o_sf_vec_size = 16;
   args->enable_pdl = -1;
   args->check_metadata = -1;
+  args->uses_shared_paged_kv_idx = 1;
 }
 
 ctxattn_status_t ctxattn_validate(const ctxattn_args_t* args) {

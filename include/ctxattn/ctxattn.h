@@ -57,7 +57,8 @@ typedef enum ctxattn_dtype {
   CTXATTN_DTYPE_FLOAT16 = 0,
   CTXATTN_DTYPE_BFLOAT16 = 1,
   CTXATTN_DTYPE_FLOAT8_E4M3 = 2,
-  /* Output only: two e2m1 values per byte plus e4m3 block scales. */
+  /* Two e2m1 values per byte plus e4m3 block scales: an output dtype, and a KV cache dtype
+     (kv_dtype, with k_cache_sf / v_cache_sf below). */
   CTXATTN_DTYPE_NVFP4 = 3,
   CTXATTN_DTYPE_FLOAT32 = 4,
   CTXATTN_DTYPE_INT32 = 5,
@@ -127,14 +128,15 @@ typedef struct ctxattn_args {
    * (HND: page, head, token; NHD: page, token, head); dim 3 has stride 1. */
   const void* k_cache;
   const void* v_cache;
-  ctxattn_dtype_t kv_dtype;     /* FLOAT16, BFLOAT16 or FLOAT8_E4M3 */
+  ctxattn_dtype_t kv_dtype;     /* FLOAT16, BFLOAT16, FLOAT8_E4M3 or NVFP4 (bytes; see k_cache_sf) */
   ctxattn_kv_layout_t kv_layout;
   int64_t k_strides[3];
   int64_t v_strides[3];
 
   /* ---- metadata ---- */
-  const int32_t* block_tables;   /* [B, max_pages_per_seq] */
-  int64_t block_tables_stride;   /* row stride in elements */
+  const int32_t* block_tables;   /* [B, max_pages_per_seq], or [B, 2, max_pages_per_seq] when
+                                    uses_shared_paged_kv_idx = 0 */
+  int64_t block_tables_stride;   /* stride between requests, in elements */
   const void* seq_lens;          /* [B], INT32 or UINT32 */
   ctxattn_dtype_t seq_lens_dtype;
   const int32_t* cum_seq_lens_q; /* [B+1] */
@@ -176,10 +178,68 @@ typedef struct ctxattn_args {
   int32_t enable_pdl;            /* -1: where supported (sm90+), 0: off, 1: on */
   int32_t num_threads;           /* CPU: 0 = CTXATTN_NUM_THREADS or all cores */
   int32_t check_metadata;        /* -1: CTXATTN_CHECK_METADATA env, 0: off, 1: on */
+
+  /* ---- FlashInfer 0.7.2 keywords (SPEC 8) ---- */
+
+  /* NVFP4 KV cache (kv_dtype = NVFP4). k_cache / v_cache then hold bytes, two e2m1 codes each
+   * (even element in the low nibble, bit 3 the sign), D/2 bytes a token row, and k_strides /
+   * v_strides count bytes. k_cache_sf / v_cache_sf hold one float8_e4m3fn scale per 16
+   * consecutive elements of a token row, [P, Hkv, N, D/16] (HND) or [P, N, Hkv, D/16] (NHD);
+   * k_sf_strides / v_sf_strides are the byte strides of dims 0, 1, 2 in kv_layout order, dim 3
+   * has stride 1. K scales are linear: block s of token t is element (t, s). V scales are
+   * interleaved by 4 tokens in each page x head tile, as FlashInfer's
+   * nvfp4_quantize_paged_kv_cache writes them: with S = D/16, block s of token t is the
+   * element at tile position f = (t/4)*4*S + 4*s + t%4, i.e. token f/S, block f%S of the V
+   * scale tensor. Values are e2m1 * scale (global scales are folded into bmm1 / bmm2_scale by
+   * the caller). Needs head_dim % 64 == 0 and page_size % 4 == 0. Ignored for other kv dtypes. */
+  const void* k_cache_sf;
+  const void* v_cache_sf;
+  int64_t k_sf_strides[3];
+  int64_t v_sf_strides[3];
+
+  /* 1 (default): block_tables is [B, max_pages_per_seq], one page index for K and V.
+   * 0 (TensorRT-LLM): block_tables is [B, 2, max_pages_per_seq]: for request b, the row at
+   * b * block_tables_stride holds K page indices (into k_cache and k_cache_sf) and the row at
+   * b * block_tables_stride + block_tables_kv_stride V page indices (into v_cache and
+   * v_cache_sf). K and V may be one aliased pool (K page 2p, V page 2p + 1). */
+  int32_t uses_shared_paged_kv_idx;
+  int64_t block_tables_kv_stride;  /* elements; separate form only */
+
+  /* Skip-softmax (BLASST). 0: dense. Any other value f: per request lambda = f / seq_lens[b];
+   * the keys are cut into tiles and the packed query rows (query row x the G heads of a KV
+   * head, counted from the request's first row) into groups; a tile is skipped for a group when
+   * exp(tile_max - running_max) < lambda for every row of the group (scaled logits, running max
+   * before the tile, a row with no allowed key in the tile agreeing), except the first tile
+   * the group visits. A skipped tile changes nothing. NaN or negative f never skips. */
+  float skip_softmax_threshold_scale_factor;
+  /* The geometry the CPU backends vote at (GPU backends vote at their kernels' own; see
+   * docs/api.md): rows of a group (0: 64), keys of a tile (a multiple of 64; 0: 128) and the
+   * order tiles are visited in (CTXATTN_TILE_ORDER_*; 0: from the last tile to the first). */
+  int32_t skip_softmax_rows;
+  int32_t skip_softmax_keys;
+  int32_t skip_softmax_order;
+
+  /* FlashInfer's SM107-only (Rubin) kernel variants: 0 accepted; 1 is INVALID_ARGUMENT, as
+     FlashInfer answers on every other GPU. */
+  int32_t use_fp16_softmax;
+  int32_t uses_spcompress;
 } ctxattn_args_t;
 
+/* Values of ctxattn_args_t.skip_softmax_order. */
+#define CTXATTN_TILE_ORDER_DEFAULT 0
+#define CTXATTN_TILE_ORDER_ASCENDING 1
+#define CTXATTN_TILE_ORDER_DESCENDING 2
+
+/* Skip-softmax statistics: after a call with skip_softmax_threshold_scale_factor != 0 on a CPU
+   backend, bytes [CTXATTN_WORKSPACE_SKIP_STATS_OFFSET, +16) of the workspace hold two uint64
+   (native byte order): the (row group, key tile) pairs that had an allowed key, and how many of
+   them were skipped. CPU calls without skipping set both to 0; the GPU backends leave them as
+   they are. */
+#define CTXATTN_WORKSPACE_SKIP_STATS_OFFSET 128
+
 /* Fills *args with defaults: CPU device, AUTO backend, causal, no window, no sinks, scales 1,
-   o_sf_vec_size 16, enable_pdl -1, check_metadata -1, everything else zero / NULL. */
+   o_sf_vec_size 16, enable_pdl -1, check_metadata -1, uses_shared_paged_kv_idx 1, everything
+   else zero / NULL. */
 CTXATTN_API void ctxattn_args_init(ctxattn_args_t* args);
 
 /* The call. Validates every argument, then computes (asynchronously on `stream` for CUDA). */

@@ -38,6 +38,13 @@ BACKEND_CPU = 2
 BACKEND_CUDA_PORTABLE = 3
 BACKEND_CUDA_SM90 = 4
 
+TILE_ORDER_DEFAULT = 0
+TILE_ORDER_ASCENDING = 1
+TILE_ORDER_DESCENDING = 2
+
+# ctxattn.h CTXATTN_WORKSPACE_SKIP_STATS_OFFSET: two uint64 skip-softmax counters.
+WORKSPACE_SKIP_STATS_OFFSET = 128
+
 _c_enum = ctypes.c_int
 
 
@@ -108,6 +115,19 @@ class Args(ctypes.Structure):
         ("enable_pdl", ctypes.c_int32),
         ("num_threads", ctypes.c_int32),
         ("check_metadata", ctypes.c_int32),
+        # FlashInfer 0.7.2 keywords
+        ("k_cache_sf", ctypes.c_void_p),
+        ("v_cache_sf", ctypes.c_void_p),
+        ("k_sf_strides", ctypes.c_int64 * 3),
+        ("v_sf_strides", ctypes.c_int64 * 3),
+        ("uses_shared_paged_kv_idx", ctypes.c_int32),
+        ("block_tables_kv_stride", ctypes.c_int64),
+        ("skip_softmax_threshold_scale_factor", ctypes.c_float),
+        ("skip_softmax_rows", ctypes.c_int32),
+        ("skip_softmax_keys", ctypes.c_int32),
+        ("skip_softmax_order", ctypes.c_int32),
+        ("use_fp16_softmax", ctypes.c_int32),
+        ("uses_spcompress", ctypes.c_int32),
     ]
 
 
@@ -128,6 +148,7 @@ _EXPECTED_DEFAULTS = {
     "o_sf_vec_size": 16,
     "enable_pdl": -1,
     "check_metadata": -1,
+    "uses_shared_paged_kv_idx": 1,
 }
 
 # Far larger than any plausible ctxattn_args_t, so ctxattn_args_init() of a mismatched library

@@ -12,7 +12,7 @@ from typing import Optional
 
 import torch
 
-from . import _backend, _lib
+from . import _backend, _lib, _skip
 
 OP_NAME = "ctxattn::batch_context_with_kv_cache"
 
@@ -31,6 +31,11 @@ _LAYOUT_CODES = {"HND": _lib.KV_LAYOUT_HND, "NHD": _lib.KV_LAYOUT_NHD}
 def dtype_code(dtype):
     """The ctxattn_dtype_t of a torch dtype, or None when the C API has no code for it."""
     return _DTYPE_CODES.get(dtype)
+
+
+def kv_dtype_code(dtype):
+    """The ctxattn_dtype_t of a KV cache dtype: uint8 is NVFP4 (two e2m1 codes a byte)."""
+    return _lib.DTYPE_NVFP4 if dtype == torch.uint8 else _DTYPE_CODES.get(dtype)
 
 
 def _ptr(t):
@@ -54,7 +59,7 @@ def _set_execution(a, device, workspace_buffer, enable_pdl):
     a.enable_pdl = enable_pdl
 
 
-def _set_query_and_kv(a, query, k_cache, v_cache, kv_layout):
+def _set_query_and_kv(a, query, k_cache, v_cache, kv_layout, k_cache_sf, v_cache_sf):
     a.num_tokens, a.num_qo_heads, a.head_dim = query.shape
     a.query = _ptr(query)
     a.query_dtype = _DTYPE_CODES[query.dtype]
@@ -66,28 +71,38 @@ def _set_query_and_kv(a, query, k_cache, v_cache, kv_layout):
     a.page_size = k_cache.shape[2] if hnd else k_cache.shape[1]
     a.k_cache = _ptr(k_cache)
     a.v_cache = _ptr(v_cache)
-    a.kv_dtype = _DTYPE_CODES[k_cache.dtype]
+    a.kv_dtype = kv_dtype_code(k_cache.dtype)
     a.kv_layout = _LAYOUT_CODES[kv_layout]
     for i in range(3):  # dims 0..2 in layout order, as the C API takes them
         a.k_strides[i] = k_cache.stride(i)
         a.v_strides[i] = v_cache.stride(i)
+    if k_cache_sf is not None:  # NVFP4 block scales, one byte each: strides are bytes
+        a.k_cache_sf = _ptr(k_cache_sf)
+        a.v_cache_sf = _ptr(v_cache_sf)
+        for i in range(3):
+            a.k_sf_strides[i] = k_cache_sf.stride(i)
+            a.v_sf_strides[i] = v_cache_sf.stride(i)
 
 
 def _set_metadata(a, block_tables, seq_lens, cum_seq_lens_q, cum_seq_lens_kv, batch_size, max_q_len,
-                  max_kv_len):
+                  max_kv_len, uses_shared_paged_kv_idx):
     a.batch_size = batch_size
     a.max_q_len = max_q_len
     a.max_kv_len = max_kv_len
-    a.max_pages_per_seq = block_tables.shape[1]
+    a.max_pages_per_seq = block_tables.shape[-1]
     a.block_tables = _ptr(block_tables)
     a.block_tables_stride = block_tables.stride(0)
+    a.uses_shared_paged_kv_idx = 1 if uses_shared_paged_kv_idx else 0
+    if not uses_shared_paged_kv_idx:  # [B, 2, M]: row 0 K's page ids, row 1 V's
+        a.block_tables_kv_stride = block_tables.stride(1)
     a.seq_lens = _ptr(seq_lens)
     a.seq_lens_dtype = _DTYPE_CODES[seq_lens.dtype]
     a.cum_seq_lens_q = _ptr(cum_seq_lens_q)
     a.cum_seq_lens_kv = _ptr(cum_seq_lens_kv)
 
 
-def _set_math(a, bmm1_scale, bmm2_scale, bmm1_scale_tensor, bmm2_scale_tensor, window_left, causal, sinks):
+def _set_math(a, bmm1_scale, bmm2_scale, bmm1_scale_tensor, bmm2_scale_tensor, window_left, causal, sinks,
+              skip_softmax_threshold_scale_factor):
     a.bmm1_scale = bmm1_scale
     a.bmm2_scale = bmm2_scale
     a.bmm1_scale_ptr = _ptr(bmm1_scale_tensor)
@@ -95,6 +110,8 @@ def _set_math(a, bmm1_scale, bmm2_scale, bmm1_scale_tensor, bmm2_scale_tensor, w
     a.window_left = window_left
     a.causal = 1 if causal else 0
     a.sinks = _ptr(sinks)
+    a.skip_softmax_threshold_scale_factor = skip_softmax_threshold_scale_factor
+    a.skip_softmax_rows, a.skip_softmax_keys, a.skip_softmax_order = _skip.geometry()
 
 
 def _set_output(a, out, out_scale, out_scale_start_index, o_sf_scale, o_sf_vec_size, lse):
@@ -120,17 +137,19 @@ def _args(
     query, k_cache, v_cache, workspace_buffer, block_tables, seq_lens, cum_seq_lens_q, cum_seq_lens_kv,
     max_q_len, max_kv_len, batch_size, bmm1_scale, bmm2_scale, bmm1_scale_tensor, bmm2_scale_tensor,
     window_left, causal, sinks, kv_layout, enable_pdl, out, out_scale, out_scale_start_index, o_sf_scale,
-    o_sf_vec_size, lse,
+    o_sf_vec_size, lse, k_cache_sf, v_cache_sf, uses_shared_paged_kv_idx, skip_softmax_threshold_scale_factor,
 ):
     """(ctxattn_args_t of the op's arguments, where a forced backend was set or None).
 
-    The backend is read here, when the call runs (never when it is traced): _backend.py."""
+    The backend and the CPU's skip-softmax geometry are read here, when the call runs (never when
+    it is traced): _backend.py, _skip.py."""
     a = _lib.new_args()
     _set_execution(a, query.device, workspace_buffer, enable_pdl)
-    _set_query_and_kv(a, query, k_cache, v_cache, kv_layout)
+    _set_query_and_kv(a, query, k_cache, v_cache, kv_layout, k_cache_sf, v_cache_sf)
     _set_metadata(a, block_tables, seq_lens, cum_seq_lens_q, cum_seq_lens_kv, batch_size, max_q_len,
-                  max_kv_len)
-    _set_math(a, bmm1_scale, bmm2_scale, bmm1_scale_tensor, bmm2_scale_tensor, window_left, causal, sinks)
+                  max_kv_len, uses_shared_paged_kv_idx)
+    _set_math(a, bmm1_scale, bmm2_scale, bmm1_scale_tensor, bmm2_scale_tensor, window_left, causal, sinks,
+              skip_softmax_threshold_scale_factor)
     _set_output(a, out, out_scale, out_scale_start_index, o_sf_scale, o_sf_vec_size, lse)
     a.backend, forced_by = _backend.requested(query.device.type)
     return a, forced_by
@@ -198,18 +217,26 @@ def batch_context_with_kv_cache(
     o_sf_scale: float,
     o_sf_vec_size: int,
     lse: Optional[torch.Tensor],
+    k_cache_sf: Optional[torch.Tensor],
+    v_cache_sf: Optional[torch.Tensor],
+    uses_shared_paged_kv_idx: bool,
+    skip_softmax_threshold_scale_factor: float,
 ) -> None:
     """Computes attention into `out` (and `out_scale` for nvfp4, `lse` when given).
 
     K and V are 4-D views in `kv_layout` order; a float scale is used when its tensor is None.
-    `out_scale` non-None selects nvfp4 output (`out` then holds the packed e2m1 bytes). The
-    backend is not an argument: it is read from the thread's / process's setting at run time.
+    `out_scale` non-None selects nvfp4 output (`out` then holds the packed e2m1 bytes). uint8 K / V
+    are an NVFP4 cache with its block scales in `k_cache_sf` / `v_cache_sf` (4-D views like K / V).
+    `block_tables` is [B, M], or [B, 2, M] when `uses_shared_paged_kv_idx` is False. A
+    `skip_softmax_threshold_scale_factor` of 0 is dense. The backend is not an argument: it is read
+    from the thread's / process's setting at run time.
     """
     run_now(
         query, k_cache, v_cache, workspace_buffer, block_tables, seq_lens, cum_seq_lens_q,
         cum_seq_lens_kv, max_q_len, max_kv_len, batch_size, bmm1_scale, bmm2_scale, bmm1_scale_tensor,
         bmm2_scale_tensor, window_left, causal, sinks, kv_layout, enable_pdl, out, out_scale,
-        out_scale_start_index, o_sf_scale, o_sf_vec_size, lse,
+        out_scale_start_index, o_sf_scale, o_sf_vec_size, lse, k_cache_sf, v_cache_sf,
+        uses_shared_paged_kv_idx, skip_softmax_threshold_scale_factor,
     )
 
 
@@ -218,7 +245,8 @@ def _batch_context_with_kv_cache_fake(
     query, k_cache, v_cache, workspace_buffer, block_tables, seq_lens, cum_seq_lens_q,
     cum_seq_lens_kv, max_q_len, max_kv_len, batch_size, bmm1_scale, bmm2_scale,
     bmm1_scale_tensor, bmm2_scale_tensor, window_left, causal, sinks, kv_layout, enable_pdl,
-    out, out_scale, out_scale_start_index, o_sf_scale, o_sf_vec_size, lse,
+    out, out_scale, out_scale_start_index, o_sf_scale, o_sf_vec_size, lse, k_cache_sf, v_cache_sf,
+    uses_shared_paged_kv_idx, skip_softmax_threshold_scale_factor,
 ):
     # Every result is written into caller-provided tensors, so there is no output to describe.
     return None

@@ -169,17 +169,68 @@ Status validate_sizes(const ctxattn_args_t& a) {
   return Status::Ok();
 }
 
+// In-page offsets of one KV-like tensor (K, V or their NVFP4 scales) fit 32 bits and whole-pool
+// offsets 64 bits; `row` is the contiguous extent of a token row.
+Status check_pool_offsets(const char* name, const ctxattn_args_t& a, int64_t sp, int64_t sh, int64_t st, int64_t row) {
+  int64_t in_page = 0, off = 0;
+  if (!max_offset({{a.num_kv_heads, sh}, {a.page_size, st}}, row, &in_page) || in_page > kMaxInt32) {
+    return invalid(cat(name, ": offsets inside one page overflow 32 bits (head stride ", sh, ", token stride ", st, ")"));
+  }
+  if (!max_offset({{a.num_pages, sp}, {a.num_kv_heads, sh}, {a.page_size, st}}, row, &off)) {
+    return invalid(cat(name, ": page stride ", sp, " overflows 64-bit offsets"));
+  }
+  return Status::Ok();
+}
+
+// Layout-order strides (dims 0..2 of kv_layout) as (page, head, token).
+void fold_layout(const int64_t* strides, bool hnd, int64_t* page, int64_t* head, int64_t* token) {
+  *page = strides[0];
+  *head = hnd ? strides[1] : strides[2];
+  *token = hnd ? strides[2] : strides[1];
+}
+
+// NVFP4 KV (SPEC 8.1): the data's shape rules and the block-scale tensors.
+Status validate_nvfp4_kv(const ctxattn_args_t& a, Params* p) {
+  if (a.head_dim % 64 != 0) {
+    return invalid(cat("kv_cache: an NVFP4 KV cache needs head_dim a multiple of 64 (the V scales' 4-token "
+                       "interleave), got ", a.head_dim));
+  }
+  if (a.page_size % 4 != 0) {
+    return invalid(cat("kv_cache: an NVFP4 KV cache needs page_size a multiple of 4 (the V scales' 4-token "
+                       "interleave), got ", a.page_size));
+  }
+  if (a.num_pages > 0 && (a.k_cache_sf == nullptr || a.v_cache_sf == nullptr)) {
+    return invalid("kv_cache_sf must be provided for NVFP4 KV cache.");
+  }
+  CTXATTN_RETURN_IF_ERROR(check_strides_nonneg("kv_cache_sf (K)", a.k_sf_strides, 3));
+  CTXATTN_RETURN_IF_ERROR(check_strides_nonneg("kv_cache_sf (V)", a.v_sf_strides, 3));
+  const bool hnd = a.kv_layout == CTXATTN_KV_LAYOUT_HND;
+  fold_layout(a.k_sf_strides, hnd, &p->k_sf_stride_page, &p->k_sf_stride_head, &p->k_sf_stride_token);
+  fold_layout(a.v_sf_strides, hnd, &p->v_sf_stride_page, &p->v_sf_stride_head, &p->v_sf_stride_token);
+  const int64_t blocks = a.head_dim / kNvfp4BlockSize;
+  CTXATTN_RETURN_IF_ERROR(check_pool_offsets("kv_cache_sf (K)", a, p->k_sf_stride_page, p->k_sf_stride_head,
+                                             p->k_sf_stride_token, blocks));
+  CTXATTN_RETURN_IF_ERROR(check_pool_offsets("kv_cache_sf (V)", a, p->v_sf_stride_page, p->v_sf_stride_head,
+                                             p->v_sf_stride_token, blocks));
+  p->k_sf = static_cast<const uint8_t*>(a.k_cache_sf);
+  p->v_sf = static_cast<const uint8_t*>(a.v_cache_sf);
+  return Status::Ok();
+}
+
 Status validate_query_and_kv(const ctxattn_args_t& a, Params* p) {
   if (!is_attention_input(a.query_dtype)) {
     return bad_type(cat("query: expected dtype float16, bfloat16 or float8_e4m3fn, got ", dtype_str(a.query_dtype)));
   }
-  if (!is_attention_input(a.kv_dtype)) {
-    return bad_type(cat("kv_cache: expected dtype float16, bfloat16 or float8_e4m3fn, got ", dtype_str(a.kv_dtype)));
+  const bool nvfp4_kv = a.kv_dtype == CTXATTN_DTYPE_NVFP4;
+  if (!is_attention_input(a.kv_dtype) && !nvfp4_kv) {
+    return bad_type(cat("kv_cache: expected dtype float16, bfloat16, float8_e4m3fn or uint8 (NVFP4), got ",
+                        dtype_str(a.kv_dtype)));
   }
+  // Narrower KV under any query: e4m3 under a 16-bit query, NVFP4 under every query dtype.
   const bool fp8_kv_under_16bit = a.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && a.query_dtype != CTXATTN_DTYPE_FLOAT8_E4M3;
-  if (a.kv_dtype != a.query_dtype && !fp8_kv_under_16bit) {
+  if (a.kv_dtype != a.query_dtype && !fp8_kv_under_16bit && !nvfp4_kv) {
     return bad_type(cat("kv_cache: expected dtype ", dtype_name(a.query_dtype),
-                        " (the query's) or float8_e4m3fn, got ", dtype_name(a.kv_dtype)));
+                        " (the query's), float8_e4m3fn or uint8 (NVFP4), got ", dtype_name(a.kv_dtype)));
   }
   if (a.num_tokens > 0 && a.query == nullptr) return invalid("query: expected a data pointer, got NULL");
   if (a.query_stride_token < 0 || a.query_stride_head < 0) {
@@ -199,30 +250,22 @@ Status validate_query_and_kv(const ctxattn_args_t& a, Params* p) {
   CTXATTN_RETURN_IF_ERROR(check_strides_nonneg("kv_cache (K)", a.k_strides, 3));
   CTXATTN_RETURN_IF_ERROR(check_strides_nonneg("kv_cache (V)", a.v_strides, 3));
   const bool hnd = a.kv_layout == CTXATTN_KV_LAYOUT_HND;
-  p->k_stride_page = a.k_strides[0];
-  p->k_stride_head = hnd ? a.k_strides[1] : a.k_strides[2];
-  p->k_stride_token = hnd ? a.k_strides[2] : a.k_strides[1];
-  p->v_stride_page = a.v_strides[0];
-  p->v_stride_head = hnd ? a.v_strides[1] : a.v_strides[2];
-  p->v_stride_token = hnd ? a.v_strides[2] : a.v_strides[1];
-  const int64_t in_page_limit = kMaxInt32;
-  for (int kv = 0; kv < 2; ++kv) {
-    const int64_t sp = kv ? p->v_stride_page : p->k_stride_page;
-    const int64_t sh = kv ? p->v_stride_head : p->k_stride_head;
-    const int64_t st = kv ? p->v_stride_token : p->k_stride_token;
-    const char* name = kv ? "kv_cache (V)" : "kv_cache (K)";
-    int64_t in_page = 0;
-    if (!max_offset({{a.num_kv_heads, sh}, {a.page_size, st}}, a.head_dim, &in_page) || in_page > in_page_limit) {
-      return invalid(cat(name, ": offsets inside one page overflow 32 bits (head stride ", sh, ", token stride ", st, ")"));
-    }
-    if (!max_offset({{a.num_pages, sp}, {a.num_kv_heads, sh}, {a.page_size, st}}, a.head_dim, &off)) {
-      return invalid(cat(name, ": page stride ", sp, " overflows 64-bit offsets"));
-    }
-  }
+  fold_layout(a.k_strides, hnd, &p->k_stride_page, &p->k_stride_head, &p->k_stride_token);
+  fold_layout(a.v_strides, hnd, &p->v_stride_page, &p->v_stride_head, &p->v_stride_token);
+  const int64_t row = nvfp4_kv ? a.head_dim / 2 : a.head_dim;  // NVFP4: bytes of two codes each
+  CTXATTN_RETURN_IF_ERROR(check_pool_offsets("kv_cache (K)", a, p->k_stride_page, p->k_stride_head,
+                                             p->k_stride_token, row));
+  CTXATTN_RETURN_IF_ERROR(check_pool_offsets("kv_cache (V)", a, p->v_stride_page, p->v_stride_head,
+                                             p->v_stride_token, row));
+  if (nvfp4_kv) CTXATTN_RETURN_IF_ERROR(validate_nvfp4_kv(a, p));
   return Status::Ok();
 }
 
 Status validate_metadata_pointers(const ctxattn_args_t& a) {
+  if (a.uses_shared_paged_kv_idx != 0 && a.uses_shared_paged_kv_idx != 1) {
+    return invalid(cat("uses_shared_paged_kv_idx: expected 0 or 1, got ", a.uses_shared_paged_kv_idx));
+  }
+  const bool separate = a.uses_shared_paged_kv_idx == 0;
   if (a.batch_size > 0) {
     if (a.max_pages_per_seq > 0 && a.block_tables == nullptr) {
       return invalid("block_tables: expected a data pointer, got NULL");
@@ -231,12 +274,55 @@ Status validate_metadata_pointers(const ctxattn_args_t& a) {
       return invalid(cat("block_tables: expected row stride >= max_pages_per_seq (", a.max_pages_per_seq, "), got ",
                          a.block_tables_stride));
     }
+    if (separate && a.max_pages_per_seq > 0 && a.block_tables_kv_stride < a.max_pages_per_seq) {
+      return invalid(cat("block_tables: the separate K/V form [batch_size, 2, max_pages_per_seq] needs a stride >= "
+                         "max_pages_per_seq (", a.max_pages_per_seq, ") from a request's K row to its V row "
+                         "(block_tables_kv_stride), got ", a.block_tables_kv_stride));
+    }
     if (a.seq_lens == nullptr) return invalid("seq_lens: expected a data pointer, got NULL");
     if (a.cum_seq_lens_q == nullptr) return invalid("cum_seq_lens_q: expected a data pointer, got NULL");
   }
   if (a.seq_lens_dtype != CTXATTN_DTYPE_INT32 && a.seq_lens_dtype != CTXATTN_DTYPE_UINT32) {
     return bad_type(cat("seq_lens: expected dtype int32 or uint32, got ", dtype_str(a.seq_lens_dtype)));
   }
+  return Status::Ok();
+}
+
+// FlashInfer's SM107-only kernel variants: ctxattn answers as FlashInfer does on every other GPU.
+Status validate_sm107_flags(const ctxattn_args_t& a) {
+  const struct {
+    const char* name;
+    int32_t value;
+  } flags[] = {{"use_fp16_softmax", a.use_fp16_softmax}, {"uses_spcompress", a.uses_spcompress}};
+  for (const auto& f : flags) {
+    if (f.value == 1) {
+      return invalid(cat(f.name, " is only supported on SM107 (Rubin); ctxattn, like FlashInfer on every other "
+                         "device, has no such kernel variant"));
+    }
+    if (f.value != 0) return invalid(cat(f.name, ": expected 0 or 1, got ", f.value));
+  }
+  return Status::Ok();
+}
+
+// Skip-softmax's factor takes any float (SPEC 8.2); the CPU vote geometry is checked here.
+Status validate_skip_softmax(const ctxattn_args_t& a, Params* p) {
+  constexpr int32_t kMaxRows = 1024, kMaxKeys = 1024, kKeyStep = 64;  // 64: the CPU tiles; 1024: scratch
+  if (a.skip_softmax_rows < 0 || a.skip_softmax_rows > kMaxRows) {
+    return invalid(cat("skip_softmax_rows: expected 0 (default) or a row count in [1, ", kMaxRows, "], got ",
+                       a.skip_softmax_rows));
+  }
+  if (a.skip_softmax_keys < 0 || a.skip_softmax_keys > kMaxKeys || a.skip_softmax_keys % kKeyStep != 0) {
+    return invalid(cat("skip_softmax_keys: expected 0 (default) or a multiple of ", kKeyStep, " in [", kKeyStep, ", ",
+                       kMaxKeys, "], got ", a.skip_softmax_keys));
+  }
+  if (a.skip_softmax_order < CTXATTN_TILE_ORDER_DEFAULT || a.skip_softmax_order > CTXATTN_TILE_ORDER_DESCENDING) {
+    return invalid(cat("skip_softmax_order: expected 0 (default), 1 (ascending) or 2 (descending), got ",
+                       a.skip_softmax_order));
+  }
+  p->skip_softmax_factor = a.skip_softmax_threshold_scale_factor;
+  p->skip_rows = a.skip_softmax_rows != 0 ? a.skip_softmax_rows : kDefaultSkipRows;
+  p->skip_keys = a.skip_softmax_keys != 0 ? a.skip_softmax_keys : kDefaultSkipKeys;
+  p->skip_descending = a.skip_softmax_order != CTXATTN_TILE_ORDER_ASCENDING;
   return Status::Ok();
 }
 
@@ -358,12 +444,14 @@ Status validate_args(const ctxattn_args_t* args, Params* p) {
                        sizeof(ctxattn_args_t), " bytes); initialise with ctxattn_args_init()"));
   }
   *p = Params{};
+  CTXATTN_RETURN_IF_ERROR(validate_sm107_flags(a));
   CTXATTN_RETURN_IF_ERROR(validate_enum_fields(a));
   CTXATTN_RETURN_IF_ERROR(validate_execution(a));
   CTXATTN_RETURN_IF_ERROR(validate_sizes(a));
   CTXATTN_RETURN_IF_ERROR(validate_query_and_kv(a, p));
   CTXATTN_RETURN_IF_ERROR(validate_metadata_pointers(a));
   CTXATTN_RETURN_IF_ERROR(validate_math(a));
+  CTXATTN_RETURN_IF_ERROR(validate_skip_softmax(a, p));
   CTXATTN_RETURN_IF_ERROR(validate_output(a, p));
 
   p->num_tokens = a.num_tokens;
@@ -388,6 +476,9 @@ Status validate_args(const ctxattn_args_t* args, Params* p) {
   p->v = a.v_cache;
   p->kv_dtype = a.kv_dtype;
   p->block_tables = a.block_tables;
+  p->separate_kv_idx = a.uses_shared_paged_kv_idx == 0;
+  p->v_block_tables = p->separate_kv_idx && a.block_tables != nullptr ? a.block_tables + a.block_tables_kv_stride
+                                                                     : a.block_tables;
   p->block_tables_stride = a.batch_size > 1 ? a.block_tables_stride : a.max_pages_per_seq;
   p->seq_lens = static_cast<const int32_t*>(a.seq_lens);
   p->seq_lens_unsigned = a.seq_lens_dtype == CTXATTN_DTYPE_UINT32;

@@ -41,11 +41,16 @@ Status check_request(const Params& p, int32_t b) {
     return lying("block_tables: request ", b, " needs ", pages, " pages for seq_lens = ", kv_len,
                  "; expected at most max_pages_per_seq = ", p.max_pages_per_seq);
   }
-  for (int64_t j = 0; j < pages; ++j) {
-    const int32_t page = p.block_tables[static_cast<int64_t>(b) * p.block_tables_stride + j];
-    if (page < 0 || page >= p.num_pages) {
-      return lying("block_tables: request ", b, " has block_tables[", b, "][", j, "] = ", page,
-                   "; expected a page id in [0, num_pages = ", p.num_pages, ")");
+  // The separate K / V form has a second row per request (block_tables[b][1][j]: V's page ids).
+  for (int kv = 0; kv < (p.separate_kv_idx ? 2 : 1); ++kv) {
+    const int32_t* table = kv ? p.v_block_tables : p.block_tables;
+    for (int64_t j = 0; j < pages; ++j) {
+      const int32_t page = table[static_cast<int64_t>(b) * p.block_tables_stride + j];
+      if (page < 0 || page >= p.num_pages) {
+        const std::string at = p.separate_kv_idx ? (kv ? "][1][" : "][0][") : "][";
+        return lying("block_tables: request ", b, " has block_tables[", b, at, j, "] = ", page,
+                     "; expected a page id in [0, num_pages = ", p.num_pages, ")");
+      }
     }
   }
   return Status::Ok();

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "core/numeric.h"
+#include "cpu/access.h"
 
 namespace ctxattn {
 namespace cpu {
@@ -24,6 +25,54 @@ struct E4m3Table {
 const E4m3Table& e4m3_table() {
   static const E4m3Table table;
   return table;
+}
+
+// An NVFP4 byte holds two e2m1 codes, the even element in the low nibble: one lookup gives both
+// values (before their block's scale).
+struct E2m1PairTable {
+  float value[256][2];
+  E2m1PairTable() {
+    for (int c = 0; c < 256; ++c) {
+      value[c][0] = e2m1_to_float(static_cast<uint8_t>(c & 0xF));
+      value[c][1] = e2m1_to_float(static_cast<uint8_t>(c >> 4));
+    }
+  }
+};
+const E2m1PairTable& e2m1_pair_table() {
+  static const E2m1PairTable table;
+  return table;
+}
+
+// The e4m3 scale of block s of NVFP4 row j of a K or V tile.
+inline uint8_t nvfp4_scale(const Params& p, bool is_v, const TileRows& rows, int j, int s) {
+  return is_v ? p.v_sf[v_scale_offset(p, rows.scale[j], rows.slot[j], s)] : p.k_sf[rows.scale[j] + s];
+}
+
+// Row j of an NVFP4 tile: emit(i, lo, hi) for each of its D/2 bytes with the two values it holds
+// (element 2i in the low nibble), each scaled by its block's e4m3 scale.
+template <typename Emit>
+void nvfp4_row(const Params& p, bool is_v, const TileRows& rows, int j, Emit&& emit) {
+  const uint8_t* codes = static_cast<const uint8_t*>(is_v ? p.v : p.k) + rows.data[j];
+  const auto& pairs = e2m1_pair_table().value;
+  const float* e4m3 = e4m3_table().value;
+  constexpr int kBytes = kNvfp4BlockSize / 2;
+  for (int s = 0; s < p.head_dim / kNvfp4BlockSize; ++s) {
+    const float scale = e4m3[nvfp4_scale(p, is_v, rows, j, s)];
+    for (int i = s * kBytes; i < (s + 1) * kBytes; ++i) emit(i, pairs[codes[i]][0] * scale, pairs[codes[i]][1] * scale);
+  }
+}
+
+// As D floats, or as D/2 bf16 pairs (exact: see exact_in_bf16).
+void nvfp4_row_to_f32(const Params& p, bool is_v, const TileRows& rows, int j, float* dst) {
+  nvfp4_row(p, is_v, rows, j, [dst](int i, float lo, float hi) {
+    dst[2 * i] = lo;
+    dst[2 * i + 1] = hi;
+  });
+}
+void nvfp4_row_to_bf16_pairs(const Params& p, const TileRows& rows, int j, uint32_t* dst) {
+  nvfp4_row(p, false, rows, j, [dst](int i, float lo, float hi) {
+    dst[i] = (f32_bits(lo) >> 16) | (f32_bits(hi) & 0xFFFF0000u);
+  });
 }
 
 // n elements at element offset `offset` of an input tensor, as fp32.
@@ -75,11 +124,16 @@ void pack_q_bf16(const Params& p, const int64_t* offsets, int rows, int dp, uint
   }
 }
 
-void pack_k_f32(const Params& p, const Kernels& k, const int64_t* offsets, int keys, int dp, float* kt) {
-  const int d = p.head_dim;
+void pack_k_f32(const Params& p, const Kernels& k, const TileRows& rows, int dp, float* kt) {
+  const int d = p.head_dim, keys = rows.keys;
+  const bool nvfp4 = p.kv_dtype == CTXATTN_DTYPE_NVFP4;
   float row[kMaxPackedDim];
   for (int j = 0; j < keys; ++j) {
-    row_to_f32(k, p.k, p.kv_dtype, offsets[j], d, row);
+    if (nvfp4) {
+      nvfp4_row_to_f32(p, false, rows, j, row);
+    } else {
+      row_to_f32(k, p.k, p.kv_dtype, rows.data[j], d, row);
+    }
     for (int c = 0; c < d; ++c) kt[c * kTileKeys + j] = row[c];
   }
   for (int c = 0; c < dp; ++c) {
@@ -88,11 +142,16 @@ void pack_k_f32(const Params& p, const Kernels& k, const int64_t* offsets, int k
   }
 }
 
-void pack_k_bf16(const Params& p, const int64_t* offsets, int keys, int dp, uint32_t* kt) {
-  const int half = p.head_dim / 2;
+void pack_k_bf16(const Params& p, const TileRows& rows, int dp, uint32_t* kt) {
+  const int half = p.head_dim / 2, keys = rows.keys;
+  const bool nvfp4 = p.kv_dtype == CTXATTN_DTYPE_NVFP4;
   uint32_t row[kMaxPackedDim / 2];
   for (int j = 0; j < keys; ++j) {
-    row_to_bf16_pairs(p.k, p.kv_dtype, offsets[j], p.head_dim, row);
+    if (nvfp4) {
+      nvfp4_row_to_bf16_pairs(p, rows, j, row);
+    } else {
+      row_to_bf16_pairs(p.k, p.kv_dtype, rows.data[j], p.head_dim, row);
+    }
     for (int c = 0; c < half; ++c) kt[c * kTileKeys + j] = row[c];
   }
   for (int c = 0; c < dp / 2; ++c) {
@@ -101,10 +160,16 @@ void pack_k_bf16(const Params& p, const int64_t* offsets, int keys, int dp, uint
   }
 }
 
-void pack_v_f32(const Params& p, const Kernels& k, const int64_t* offsets, int keys, int dp, float* v) {
+void pack_v_f32(const Params& p, const Kernels& k, const TileRows& rows, int dp, float* v) {
+  const int keys = rows.keys;
+  const bool nvfp4 = p.kv_dtype == CTXATTN_DTYPE_NVFP4;
   for (int j = 0; j < keys; ++j) {
     float* dst = v + static_cast<int64_t>(j) * dp;
-    row_to_f32(k, p.v, p.kv_dtype, offsets[j], p.head_dim, dst);
+    if (nvfp4) {
+      nvfp4_row_to_f32(p, true, rows, j, dst);
+    } else {
+      row_to_f32(k, p.v, p.kv_dtype, rows.data[j], p.head_dim, dst);
+    }
     for (int c = p.head_dim; c < dp; ++c) dst[c] = 0.0f;
   }
   if (keys < kTileKeys) memset(v + static_cast<int64_t>(keys) * dp, 0, (kTileKeys - keys) * dp * sizeof(float));

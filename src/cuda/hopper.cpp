@@ -17,6 +17,7 @@
 
 #include "core/backends.h"
 #include "cuda/common/cuda_status.h"
+#include "cuda/common/feature_gate.h"
 #include "cuda/common/split_policy.h"
 #if defined(CTXATTN_WITH_SM90)
 #include "cuda/sm90/launch.h"
@@ -311,6 +312,7 @@ Status cuda_sm90_supports(const Params& p) {
   return unsupported("backend: this ctxattn library was built without the sm90 (Hopper) kernels (add 90a to "
                      "CTXATTN_CUDA_ARCHS)");
 #else
+  CTXATTN_RETURN_IF_ERROR(cuda_feature_gate(p, "cuda_sm90"));
   int arch = 0;
   CTXATTN_RETURN_IF_ERROR(cuda_device_arch(p.device_index, &arch));
   if (arch != 90) {

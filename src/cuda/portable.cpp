@@ -7,6 +7,7 @@
 
 #include "core/backends.h"
 #include "cuda/common/cuda_status.h"
+#include "cuda/common/feature_gate.h"
 #include "cuda/common/split_policy.h"
 #include "cuda/sm80/launch.h"
 
@@ -109,6 +110,7 @@ size_t cuda_portable_workspace_bytes(const Params& p) {
 }
 
 Status cuda_portable_supports(const Params& p) {
+  CTXATTN_RETURN_IF_ERROR(cuda_feature_gate(p, "cuda_portable"));
   int smem = 0;
   int block_m = 0;
   switch (p.head_dim) {

@@ -10,7 +10,8 @@ import torch
 import ctxattn
 from ctxattn import _lib
 
-# The seed's positional order, keyword names and defaults, then the three later additions.
+# FlashInfer 0.7.2's positional order, keyword names and defaults (SPEC 1): the seed's call up to
+# `sinks`, then the 0.7.2 keywords with `causal`, `lse` and `return_lse` among them.
 SEED_SIGNATURE = [
     ("query", inspect.Parameter.empty),
     ("kv_cache", inspect.Parameter.empty),
@@ -32,9 +33,16 @@ SEED_SIGNATURE = [
     ("kv_layout", "HND"),
     ("enable_pdl", None),
     ("sinks", None),
+    ("kv_cache_sf", None),
+    ("skip_softmax_threshold_scale_factor", None),
+    ("uses_shared_paged_kv_idx", True),
     ("causal", True),
     ("lse", None),
     ("return_lse", False),
+    ("multi_ctas_kv_counter_buffer", None),
+    ("use_fp16_softmax", None),
+    ("uses_spcompress", None),
+    ("backend", "trtllm-gen"),
 ]
 
 
@@ -56,6 +64,8 @@ def test_struct_matches_the_library():
     assert args.struct_size == ctypes.sizeof(_lib.Args)
     assert args.o_sf_vec_size == 16 and args.enable_pdl == -1 and args.check_metadata == -1
     assert args.window_left == -1 and args.causal == 1 and args.bmm1_scale == 1.0
+    assert args.uses_shared_paged_kv_idx == 1 and args.skip_softmax_threshold_scale_factor == 0.0
+    assert args.k_cache_sf is None and args.use_fp16_softmax == 0 and args.uses_spcompress == 0
 
 
 def test_layout_mismatch_is_refused(monkeypatch):

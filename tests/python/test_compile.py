@@ -139,7 +139,8 @@ def test_compile_nvfp4_output(device, given):
     check_nvfp4(fp4, o_ref, 2.0, query_rows(case))
 
 
-def _op_args(case, out, out_scale=None, lse=None, tensor_scales=False, sinks=None):
+def _op_args(case, out, out_scale=None, lse=None, tensor_scales=False, sinks=None, kv_sf=(None, None),
+             shared_idx=True, skip=0.0):
     k, v = case.kv_cache
     device = case.query.device
     s1 = torch.tensor([0.125], device=device) if tensor_scales else None
@@ -148,7 +149,7 @@ def _op_args(case, out, out_scale=None, lse=None, tensor_scales=False, sinks=Non
         case.query, k, v, case.workspace_buffer, case.block_tables, case.seq_lens,
         case.cum_seq_lens_q, case.cum_seq_lens_kv, case.max_q_len, case.max_kv_len, case.batch_size,
         0.125, 1.0, s1, s2, -1, True, sinks, "HND", -1, out, out_scale, 0, 2.0 if out_scale is not None else 1.0,
-        0, lse,
+        0, lse, kv_sf[0], kv_sf[1], shared_idx, skip,
     )
 
 

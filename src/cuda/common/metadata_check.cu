@@ -35,6 +35,13 @@ __device__ unsigned long long violation_key(int64_t request, unsigned code) {
   return (static_cast<unsigned long long>(request + 1) << 32) | code;
 }
 
+// Entry e of request b's page ids in the CPU check's order: K's row, then (separate K / V page
+// indices) V's row.
+__device__ int32_t page_entry(const Params& p, int b, int64_t e, int64_t pages) {
+  const int32_t* table = e < pages ? p.block_tables : p.v_block_tables;
+  return table[static_cast<int64_t>(b) * p.block_tables_stride + (e < pages ? e : e - pages)];
+}
+
 // The request-level violation of b (codes 1-5), or kNone; *pages receives the pages to scan.
 __device__ unsigned request_violation(const Params& p, int b, int64_t* pages) {
   const int64_t q_len = static_cast<int64_t>(p.cum_seq_lens_q[b + 1]) - p.cum_seq_lens_q[b];
@@ -67,9 +74,10 @@ __global__ void find_first_violation(const Params p, MetadataCheckSlot* slot) {
     }
   }
   __syncthreads();
-  const int32_t* row = p.block_tables + static_cast<int64_t>(b) * p.block_tables_stride;
-  for (int64_t j = threadIdx.x; j < pages; j += blockDim.x) {
-    if (row[j] < 0 || row[j] >= p.num_pages) atomicOr(&bad, 1);
+  const int64_t entries = p.separate_kv_idx ? 2 * pages : pages;
+  for (int64_t e = threadIdx.x; e < entries; e += blockDim.x) {
+    const int32_t page = page_entry(p, b, e, pages);
+    if (page < 0 || page >= p.num_pages) atomicOr(&bad, 1);
   }
   __syncthreads();
   if (threadIdx.x == 0 && bad) atomicMin(&slot->key, violation_key(b, kPageOutOfPool));
@@ -86,14 +94,17 @@ __global__ void describe_violation(const Params p, MetadataCheckSlot* slot) {
     if (threadIdx.x == 0) first_bad = kNone;
     __syncthreads();
     const int64_t pages = (static_cast<int64_t>(p.seq_lens[b]) + p.page_size - 1) / p.page_size;
-    const int32_t* row = p.block_tables + static_cast<int64_t>(b) * p.block_tables_stride;
-    for (int64_t j = threadIdx.x; j < pages; j += blockDim.x) {
-      if (row[j] < 0 || row[j] >= p.num_pages) atomicMin(&first_bad, static_cast<unsigned long long>(j));
+    const int64_t entries = p.separate_kv_idx ? 2 * pages : pages;
+    for (int64_t e = threadIdx.x; e < entries; e += blockDim.x) {
+      const int32_t page = page_entry(p, b, e, pages);
+      if (page < 0 || page >= p.num_pages) atomicMin(&first_bad, static_cast<unsigned long long>(e));
     }
     __syncthreads();
     if (threadIdx.x == 0 && first_bad != kNone) {
-      slot->value[0] = static_cast<long long>(first_bad);
-      slot->value[1] = row[first_bad];
+      // value[0]: the column, with V's row (1) above bit 32; value[1]: the entry.
+      const int64_t e = static_cast<int64_t>(first_bad);
+      slot->value[0] = e < pages ? e : (1ll << 32) | (e - pages);
+      slot->value[1] = page_entry(p, b, e, pages);
     }
     return;
   }
@@ -154,8 +165,9 @@ Status describe(const Params& p, const MetadataCheckSlot& s) {
         << "; expected at most max_pages_per_seq = " << p.max_pages_per_seq;
       break;
     case kPageOutOfPool:
-      m << "block_tables: request " << b << " has block_tables[" << b << "][" << v0 << "] = " << v1
-        << "; expected a page id in [0, num_pages = " << p.num_pages << ")";
+      m << "block_tables: request " << b << " has block_tables[" << b << "][";
+      if (p.separate_kv_idx) m << (v0 >> 32) << "][";
+      m << (v0 & 0xffffffffll) << "] = " << v1 << "; expected a page id in [0, num_pages = " << p.num_pages << ")";
       break;
     default:
       m << "cum_seq_lens_q: request " << p.batch_size - 1 << " ends at cum_seq_lens_q[" << p.batch_size

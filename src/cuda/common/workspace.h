@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctxattn/ctxattn.h"
+
 namespace ctxattn {
 
 // Result of the metadata check (check mode), at offset 0 of the header. `key` orders the
@@ -20,5 +22,8 @@ constexpr size_t kMetadataCheckOffset = 0;
 // calls (the last CTA of each call resets them).
 constexpr size_t kSchedulerOffset = 64;
 static_assert(kSchedulerOffset >= kMetadataCheckOffset + sizeof(MetadataCheckSlot), "header fields overlap");
+
+// Skip-softmax statistics (two uint64, ctxattn.h CTXATTN_WORKSPACE_SKIP_STATS_OFFSET) follow.
+static_assert(CTXATTN_WORKSPACE_SKIP_STATS_OFFSET >= kSchedulerOffset + 2 * sizeof(uint32_t), "header fields overlap");
 
 }  // namespace ctxattn
