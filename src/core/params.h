@@ -31,7 +31,8 @@ struct Params {
   int32_t batch_size;     // B
   int32_t max_pages_per_seq;
   int32_t max_q_len;
-  int32_t max_kv_len;
+  int32_t max_kv_len;       // min(the caller's max_kv_len, max_pages_per_seq * page_size)
+  int32_t max_kv_len_arg;   // the caller's max_kv_len (metadata checks and their messages)
 
   // ---- query [T, Hq, D] ----
   const void* q;

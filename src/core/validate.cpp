@@ -158,10 +158,6 @@ Status validate_sizes(const ctxattn_args_t& a) {
   }
   if (a.max_q_len < 0) return invalid(cat("max_q_len: expected >= 0, got ", a.max_q_len));
   if (a.max_kv_len < 0) return invalid(cat("max_kv_len: expected >= 0, got ", a.max_kv_len));
-  if (static_cast<int64_t>(a.max_pages_per_seq) * a.page_size < a.max_kv_len) {
-    return invalid(cat("block_tables: ", a.max_pages_per_seq, " pages of ", a.page_size,
-                       " tokens cannot hold max_kv_len = ", a.max_kv_len));
-  }
   if (a.num_tokens * a.num_qo_heads > kMaxInt32) {
     return invalid(cat("query: num_tokens * num_qo_heads = ", a.num_tokens * a.num_qo_heads,
                        " overflows 32-bit row indices (max ", kMaxInt32, ")"));
@@ -467,7 +463,11 @@ Status validate_args(const ctxattn_args_t* args, Params* p) {
   p->batch_size = a.batch_size;
   p->max_pages_per_seq = a.max_pages_per_seq;
   p->max_q_len = a.max_q_len;
-  p->max_kv_len = a.max_kv_len;
+  // max_kv_len may exceed what the table holds (SGLang passes the model's context length): the
+  // kernels bound every request by both; a longer seq_lens is metadata that lies.
+  p->max_kv_len_arg = a.max_kv_len;
+  p->max_kv_len = static_cast<int32_t>(
+      std::min<int64_t>(a.max_kv_len, static_cast<int64_t>(a.max_pages_per_seq) * a.page_size));
   p->q = a.query;
   p->q_dtype = a.query_dtype;
   p->q_stride_token = a.query_stride_token;

@@ -28,9 +28,9 @@ Status check_request(const Params& p, int32_t b) {
                  p.max_q_len);
   }
   const int64_t kv_len = seq_lens_value(p, p.seq_lens[b]);  // uint32 above INT32_MAX: above max_kv_len
-  if (kv_len < 0 || kv_len > p.max_kv_len) {
+  if (kv_len < 0 || kv_len > p.max_kv_len_arg) {
     return lying("seq_lens: request ", b, " has seq_lens[", b, "] = ", kv_len, "; expected a value in [0, max_kv_len = ",
-                 p.max_kv_len, "]");
+                 p.max_kv_len_arg, "]");
   }
   if (p.causal && kv_len < q_len) {
     return lying("seq_lens: request ", b, " has seq_lens[", b, "] = ", kv_len, " below its query length ", q_len,

@@ -7,31 +7,8 @@ import torch
 
 import ctxattn
 from attn_reference import (
-    DEVICES, FP8, TOL_16BIT, TOL_FP8_IN, TOL_FP8_OUT, TOL_LSE, check_nvfp4, make_case,
-    query_rows, reference, round_up,
+    DEVICES, FP8, TOL_LSE, call, check_dense, check_nvfp4, make_case, query_rows, reference, round_up,
 )
-
-
-def call(case, **extra):
-    return ctxattn.trtllm_batch_context_with_kv_cache(*case.args(), **{**case.kwargs, **extra})
-
-
-def tolerance(case, out_dtype):
-    if out_dtype == FP8:
-        return TOL_FP8_OUT
-    kv = case.kv_cache[0] if isinstance(case.kv_cache, tuple) else case.kv_cache
-    if FP8 in (case.query.dtype, kv.dtype):
-        return TOL_FP8_IN
-    return TOL_16BIT
-
-
-def check_dense(case, out, lse=None):
-    o_ref, lse_ref = reference(case)
-    rows = query_rows(case)
-    rtol, atol = tolerance(case, out.dtype)
-    torch.testing.assert_close(out.cpu().double()[rows], o_ref[rows], rtol=rtol, atol=atol)
-    if lse is not None:
-        torch.testing.assert_close(lse.cpu().double()[rows], lse_ref[rows], rtol=TOL_LSE[0], atol=TOL_LSE[1])
 
 
 DTYPE_COMBOS = [

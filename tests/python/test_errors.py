@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import ctxattn
-from attn_reference import DEVICES, FP8, make_case
+from attn_reference import DEVICES, FP8, call, make_case
 
 SENTINEL = 7.0
 
@@ -149,7 +149,111 @@ CASES = [
     ("lse-float16", TypeError, "lse",
      kw(lse=lambda c: torch.zeros(c.query.shape[:2], dtype=torch.float16, device=c.query.device))),
     ("device-meta", ValueError, "block_tables", replace(block_tables=lambda c: c.block_tables.to("meta"))),
+    # FlashInfer 0.7.2 keywords (SPEC 8), with FlashInfer's messages where it has one.
+    ("block-tables-3d-shared", ValueError, "block_tables must be 2D for shared paged KV layout, got ndim=3",
+     replace(block_tables=lambda c: c.block_tables[:, None])),
+    ("block-tables-2d-separate", ValueError, "block_tables must be 3D for separate paged KV layout, got ndim=2",
+     kw(uses_shared_paged_kv_idx=lambda c: False)),
+    ("block-tables-separate-dim1", ValueError, "block_tables must have shape[1]==2 for separate KV indices",
+     lambda c: (dataclasses.replace(c, block_tables=torch.stack([c.block_tables] * 3, dim=1)),
+                {"uses_shared_paged_kv_idx": False})),
+    ("block-tables-separate-v-outside-pool", ValueError, "block_tables[1][1][0]",
+     lambda c: (dataclasses.replace(c, block_tables=_separate_with_bad_v(c)), {"uses_shared_paged_kv_idx": False})),
+    ("uses-shared-str", TypeError, "uses_shared_paged_kv_idx", kw(uses_shared_paged_kv_idx=lambda c: "yes")),
+    ("skip-factor-str", TypeError, "skip_softmax_threshold_scale_factor",
+     kw(skip_softmax_threshold_scale_factor=lambda c: "1e-3")),
+    ("backend-unknown", ValueError, "trtllm_batch_context_with_kv_cache backend must be 'trtllm-gen' or 'cake'",
+     kw(backend=lambda c: "fa3")),
+    ("backend-none", ValueError, "backend must be", kw(backend=lambda c: None)),
+    ("use-fp16-softmax", ValueError, "use_fp16_softmax is only supported on SM107 (Rubin)",
+     kw(use_fp16_softmax=lambda c: True)),
+    ("uses-spcompress", ValueError, "uses_spcompress is only supported on SM107 (Rubin)",
+     kw(uses_spcompress=lambda c: True)),
+    ("sm107-flag-before-everything", ValueError, "use_fp16_softmax",
+     lambda c: (dataclasses.replace(c, query=c.query.tolist()), {"use_fp16_softmax": True})),
+    ("counter-device", ValueError, "multi_ctas_kv_counter_buffer must be on the same device as query",
+     kw(multi_ctas_kv_counter_buffer=lambda c: torch.zeros(4096, dtype=torch.uint8, device="meta"))),
+    ("counter-strided", ValueError, "multi_ctas_kv_counter_buffer must be contiguous",
+     kw(multi_ctas_kv_counter_buffer=lambda c: torch.zeros(8192, dtype=torch.uint8, device=c.query.device)[::2])),
+    ("counter-misaligned", ValueError, "multi_ctas_kv_counter_buffer must be 16-byte aligned, got data_ptr % 16 = 4",
+     kw(multi_ctas_kv_counter_buffer=lambda c: torch.zeros(4096, dtype=torch.uint8, device=c.query.device)[4:])),
+    ("counter-too-small", ValueError, "multi_ctas_kv_counter_buffer is too small: got 16 bytes",
+     kw(multi_ctas_kv_counter_buffer=lambda c: torch.zeros(16, dtype=torch.uint8, device=c.query.device))),
+    ("counter-not-tensor", TypeError, "multi_ctas_kv_counter_buffer", kw(multi_ctas_kv_counter_buffer=lambda c: 0)),
 ]
+
+
+def _separate_with_bad_v(c):
+    """The [B, 2, M] form of the base table, with request 1's first V page id outside the pool."""
+    t = torch.stack([c.block_tables, c.block_tables], dim=1).clone()
+    t[1, 1, 0] = 10_000
+    return t
+
+
+def nvfp4_base_case(device):
+    return make_case(device, q_dtype=FP8, kv_dtype="nvfp4", q_lens=(3, 5), prefix_lens=(4, 0), num_qo_heads=4,
+                     num_kv_heads=2, seed=0)
+
+
+def _sf(c, f):
+    """kv_cache_sf with f applied to both scale tensors."""
+    k_sf, v_sf = c.kwargs["kv_cache_sf"]
+    return f(k_sf), f(v_sf)
+
+
+def _data(c, f):
+    k, v = c.kv_cache
+    return f(k), f(v)
+
+
+NVFP4_CASES = [
+    ("no-scales", ValueError, "kv_cache_sf must be provided for NVFP4 KV cache.", kw(kv_cache_sf=lambda c: None)),
+    ("v-not-uint8", TypeError, "kv_cache", replace(kv_cache=lambda c: (c.kv_cache[0], c.kv_cache[1].view(FP8)))),
+    ("data-last-dim", ValueError, "kv_cache", replace(kv_cache=lambda c: _data(c, lambda t: t[..., :16]))),
+    ("scales-shape", ValueError, "kv_cache_sf", kw(kv_cache_sf=lambda c: _sf(c, lambda t: t[..., :2]))),
+    ("scales-pages", ValueError, "kv_cache_sf", kw(kv_cache_sf=lambda c: _sf(c, lambda t: t[:-1]))),
+    ("scales-dtype", TypeError, "kv_cache_sf", kw(kv_cache_sf=lambda c: _sf(c, lambda t: t.float().half()))),
+    ("scales-last-dim-strided", ValueError, "kv_cache_sf",
+     kw(kv_cache_sf=lambda c: _sf(c, lambda t: torch.repeat_interleave(t.view(torch.uint8), 2, dim=3)[..., ::2]))),
+    ("scales-one-tensor-dim1-1", ValueError, "kv_cache_sf",
+     kw(kv_cache_sf=lambda c: c.kwargs["kv_cache_sf"][0].unsqueeze(1))),
+    ("scales-three", ValueError, "kv_cache_sf", kw(kv_cache_sf=lambda c: (*c.kwargs["kv_cache_sf"],) * 2)),
+    ("scales-not-tensor", TypeError, "kv_cache_sf", kw(kv_cache_sf=lambda c: "scales")),
+    ("scales-device", ValueError, "kv_cache_sf", kw(kv_cache_sf=lambda c: _sf(c, lambda t: t.to("meta")))),
+    ("page-size-2", ValueError, "page_size a multiple of 4",
+     lambda c: (dataclasses.replace(c, kv_cache=_data(c, lambda t: t[:, :, :2]), max_kv_len=2,
+                                    seq_lens=torch.minimum(c.seq_lens, torch.tensor(2, device=c.query.device)),
+                                    block_tables=c.block_tables, cum_seq_lens_q=c.cum_seq_lens_q),
+                {"kv_cache_sf": _sf(c, lambda t: t[:, :, :2])})),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("exc,name,mutate", [c[1:] for c in NVFP4_CASES], ids=[c[0] for c in NVFP4_CASES])
+def test_bad_nvfp4_argument(device, exc, name, mutate, monkeypatch):
+    case = nvfp4_base_case(device)
+    out = torch.full(case.query.shape, SENTINEL, dtype=torch.bfloat16, device=device)
+    kwargs = {**case.kwargs, "out": out}
+    case, extra = mutate(case)
+    kwargs.update(extra)
+    with pytest.raises(exc) as info:
+        ctxattn.trtllm_batch_context_with_kv_cache(*case.args(), **kwargs)
+    assert name in str(info.value), f"message does not name {name!r}: {info.value}"
+    assert torch.all(out == SENTINEL)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_nvfp4_head_dim_not_a_multiple_of_64(device):
+    case = make_case(device, q_dtype=FP8, kv_dtype="nvfp4", head_dim=32, q_lens=(3,), prefix_lens=(4,), seed=0)
+    with pytest.raises(ValueError, match="head_dim a multiple of 64"):
+        call(case)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_valid_nvfp4_base_case(device):
+    case = nvfp4_base_case(device)
+    out = ctxattn.trtllm_batch_context_with_kv_cache(*case.args(), **case.kwargs)
+    assert torch.isfinite(out.float()).all()
 
 
 @pytest.mark.parametrize("device", DEVICES)

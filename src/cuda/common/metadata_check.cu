@@ -21,7 +21,7 @@ enum Violation : unsigned {
   kFirstNegative = 0,    // cum_seq_lens_q[0] < 0            (request -1 in the key)
   kQueryLenNegative = 1, // cum_seq_lens_q decreasing
   kQueryLenTooLong = 2,  // q_len > max_q_len
-  kKvLenOutOfRange = 3,  // seq_lens outside [0, max_kv_len]
+  kKvLenOutOfRange = 3,  // seq_lens outside [0, max_kv_len] (the caller's)
   kKvShorterThanQ = 4,   // causal and seq_lens < q_len
   kTooManyPages = 5,     // ceil(seq_lens / page_size) > max_pages_per_seq
   kPageOutOfPool = 6,    // a block-table entry outside [0, num_pages)
@@ -49,7 +49,7 @@ __device__ unsigned request_violation(const Params& p, int b, int64_t* pages) {
   *pages = 0;
   if (q_len < 0) return kQueryLenNegative;
   if (q_len > p.max_q_len) return kQueryLenTooLong;
-  if (kv_len < 0 || kv_len > p.max_kv_len) return kKvLenOutOfRange;
+  if (kv_len < 0 || kv_len > p.max_kv_len_arg) return kKvLenOutOfRange;
   if (p.causal && kv_len < q_len) return kKvShorterThanQ;
   *pages = (kv_len + p.page_size - 1) / p.page_size;
   if (*pages > p.max_pages_per_seq) return kTooManyPages;
@@ -154,7 +154,7 @@ Status describe(const Params& p, const MetadataCheckSlot& s) {
       break;
     case kKvLenOutOfRange:
       m << "seq_lens: request " << b << " has seq_lens[" << b << "] = " << seq_len(v0)
-        << "; expected a value in [0, max_kv_len = " << p.max_kv_len << "]";
+        << "; expected a value in [0, max_kv_len = " << p.max_kv_len_arg << "]";
       break;
     case kKvShorterThanQ:
       m << "seq_lens: request " << b << " has seq_lens[" << b << "] = " << seq_len(v0) << " below its query length " << v1

@@ -2,7 +2,8 @@
 // holds (SPEC section 5: any 32-bit value at all). Every GPU backend takes its per-request values
 // from here, so a kernel can trust them to address its buffers:
 //   q_len   in [0, min(max_q_len, T - q_start)], and q_start in [0, T) whenever q_len > 0;
-//   kv_len  in [0, max_kv_len].
+//   kv_len  in [0, max_kv_len] (Params::max_kv_len: the caller's bound, lowered to what the block
+//           table holds, so every page a request reads has a column).
 // A request whose start lies outside [0, T), or whose end lies before its start, is empty.
 // seq_lens given as uint32 is read through the same bits: values above INT32_MAX read negative
 // and count as 0.
