@@ -322,6 +322,31 @@ def call(case, **extra):
     return ctxattn.trtllm_batch_context_with_kv_cache(*case.args(), **{**case.kwargs, **extra})
 
 
+def gpu_refusal(case):
+    """The argument a CUDA call of `case` is refused for (NotImplementedError naming it) by the
+    GPU backends today, or None: NVFP4 KV caches, skip-softmax and head dims the GPU kernels lack."""
+    if case.query.device.type != "cuda":
+        return None
+    kv = case.kv_cache[0] if isinstance(case.kv_cache, tuple) else case.kv_cache
+    if kv.dtype == torch.uint8:
+        return "kv_cache_sf"
+    if case.kwargs.get("skip_softmax_threshold_scale_factor"):
+        return "skip_softmax_threshold_scale_factor"
+    if case.query.shape[2] not in (64, 128, 256):
+        return "head_dim"
+    return None
+
+
+def refused_on_gpu(case, **extra):
+    """True (having checked the refusal) when the GPU backends do not run `case` yet."""
+    name = gpu_refusal(case)
+    if name is None:
+        return False
+    with pytest.raises(NotImplementedError, match=name):
+        call(case, **extra)
+    return True
+
+
 def tolerance(case, out_dtype):
     """SPEC section 6 by inputs and output; an NVFP4 cache counts as fp8 inputs (SPEC 8.1)."""
     if out_dtype == FP8:

@@ -17,7 +17,9 @@ import pytest
 import torch
 
 import ctxattn
-from attn_reference import DEVICES, FP8, Case, call, check_dense, check_nvfp4, query_rows, reference, round_up
+from attn_reference import (
+    DEVICES, FP8, Case, call, check_dense, check_nvfp4, query_rows, reference, refused_on_gpu, round_up,
+)
 
 
 def _lengths(q_lens, prefix_lens):
@@ -66,7 +68,8 @@ def test_sglang_hnd_views_of_nhd_storage(device, skip):
                 "skip_softmax_threshold_scale_factor": skip},
         q_lens=tuple(q_lens), kv_lens=tuple(kv_lens),
     )
-    check_dense(case, call(case))
+    if not refused_on_gpu(case):
+        check_dense(case, call(case))
 
 
 def _trtllm_case(device, nvfp4, window_left=-1):
@@ -107,6 +110,8 @@ def _trtllm_case(device, nvfp4, window_left=-1):
 def test_trtllm_aliased_pool_and_3d_table(device, nvfp4, window_left):
     case = _trtllm_case(device, nvfp4, window_left)
     assert case.kv_cache[0].data_ptr() == case.kv_cache[1].data_ptr()
+    if refused_on_gpu(case):
+        return
     out = torch.empty(case.query.shape, dtype=torch.bfloat16, device=device)
     assert call(case, out=out) is out
     check_dense(case, out)
@@ -164,6 +169,8 @@ def test_vllm_nvfp4_split_views(device, out_kind):
         kwargs={"window_left": -1, "sinks": None, "o_sf_scale": None, "kv_cache_sf": (split[0][1], split[1][1])},
         q_lens=tuple(q_lens), kv_lens=tuple(kv_lens),
     )
+    if refused_on_gpu(case):
+        return
     if out_kind == "fp8_scratch":  # vLLM writes an fp8 scratch buffer and converts
         scratch = torch.empty(64, hq, d, dtype=FP8, device=device)
         out = call(case, out=scratch[:sum(q_lens)])

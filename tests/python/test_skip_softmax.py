@@ -121,15 +121,13 @@ def test_geometry_arguments_are_checked():
 
 
 @pytest.mark.parametrize("device", [d for d in DEVICES if not (isinstance(d, str) and d == "cpu")])
-@pytest.mark.parametrize("feature", ["skip", "nvfp4", "separate"])
+@pytest.mark.parametrize("feature", ["skip", "nvfp4"])
 def test_gpu_backends_refuse_what_they_do_not_run_yet(device, feature):
-    """Issue the GPU paths next: until then a CUDA call with these raises NotImplementedError
-    naming the argument; None / 0 skip factors run."""
-    kw = {"skip": dict(skip=0.5), "nvfp4": dict(q_dtype=FP8, kv_dtype="nvfp4", head_dim=128),
-          "separate": dict(shared_idx=False)}[feature]
+    """Until the GPU kernels run them, a CUDA call with these raises NotImplementedError naming
+    the argument; None / 0 skip factors run."""
+    kw = {"skip": dict(skip=0.5), "nvfp4": dict(q_dtype=FP8, kv_dtype="nvfp4", head_dim=128)}[feature]
     case = concentrated(device, q_lens=(20,), prefix_lens=(100,), **kw)
-    name = {"skip": "skip_softmax_threshold_scale_factor", "nvfp4": "kv_cache_sf",
-            "separate": "uses_shared_paged_kv_idx"}[feature]
+    name = {"skip": "skip_softmax_threshold_scale_factor", "nvfp4": "kv_cache_sf"}[feature]
     with pytest.raises(NotImplementedError, match=name):
         call(case)
     dense = concentrated(device, q_lens=(20,), prefix_lens=(100,), skip=0.0)

@@ -94,7 +94,8 @@ struct KvGather {
   // gather keeps only what differs per thread in registers.
   const char* k_head;    // K of this KV head in page 0, plus this thread's first column (bytes)
   const char* v_head;
-  const int32_t* table;  // the request's block-table row
+  const int32_t* table;    // the request's block-table row
+  const int32_t* v_table;  // its V row (the same unless K / V page indices are separate)
   int kv_len;
   int col0;  // first chunk column this thread loads; the others follow every kKvThreadsPerRow
   int row0;  // first tile row this thread loads; the others follow every kKvRowsPerPass rows
@@ -106,6 +107,7 @@ struct KvGather {
     k_head = static_cast<const char*>(p.k) + w.kv_head * p.k_stride_head * Tr::kKvBytes + col0 * 16;
     v_head = static_cast<const char*>(p.v) + w.kv_head * p.v_stride_head * Tr::kKvBytes + col0 * 16;
     table = p.block_tables + static_cast<int64_t>(w.batch) * p.block_tables_stride;
+    v_table = p.v_block_tables + static_cast<int64_t>(w.batch) * p.block_tables_stride;
     kv_len = w.kv_len;
   }
 
@@ -134,6 +136,10 @@ struct KvGather {
 
   // Issues tile n (page ids from fetch_pages(n)) into the K/V tiles at k_dst / v_dst.
   __device__ __forceinline__ void issue(const Params& p, int n, uint32_t k_dst, uint32_t v_dst) const {
+    if (p.separate_kv_idx) {
+      issue_separate(p, n, k_dst, v_dst);
+      return;
+    }
     const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
     const uint4 nan = make_uint4(~0u, ~0u, ~0u, ~0u);  // NaN in fp16, bf16 and e4m3 alike
 #pragma unroll
@@ -155,6 +161,38 @@ struct KvGather {
           st_shared_16(k_dst + dst_offset(k, c), id == kPastEnd ? zero : nan);
           st_shared_16(v_dst + dst_offset(k, c), zero);
         }
+      }
+    }
+  }
+
+  // Separate K / V page indices (TensorRT-LLM's [B, 2, M] table): K rows from fetch_pages' ids,
+  // V rows from the V row of the table, read here. A V id outside the pool gives NaN rows, as a
+  // K id does, so that a lying table shows in the output instead of passing for zeros.
+  __device__ __forceinline__ void issue_separate(const Params& p, int n, uint32_t k_dst, uint32_t v_dst) const {
+    const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
+    const uint4 nan = make_uint4(~0u, ~0u, ~0u, ~0u);
+#pragma unroll
+    for (int k = 0; k < kRows; ++k) {
+      const int token = n * Tr::kBlockN + row(k);
+      const int column = token >> p.log2_page_size;
+      const int64_t slot = token & (p.page_size - 1);
+      const int32_t id = page[k];
+      const int32_t vid = id == kPastEnd ? kPastEnd : column < p.max_pages_per_seq ? __ldg(v_table + column) : -1;
+      if (id >= 0 && id < p.num_pages) {
+        const char* k_src = k_head + (id * p.k_stride_page + slot * p.k_stride_token) * Tr::kKvBytes;
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) cp_async_16(k_dst + dst_offset(k, c), k_src + c * Tr::kKvThreadsPerRow * 16);
+      } else {
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) st_shared_16(k_dst + dst_offset(k, c), id == kPastEnd ? zero : nan);
+      }
+      if (vid >= 0 && vid < p.num_pages) {
+        const char* v_src = v_head + (vid * p.v_stride_page + slot * p.v_stride_token) * Tr::kKvBytes;
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) cp_async_16(v_dst + dst_offset(k, c), v_src + c * Tr::kKvThreadsPerRow * 16);
+      } else {
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) st_shared_16(v_dst + dst_offset(k, c), vid == kPastEnd ? zero : nan);
       }
     }
   }

@@ -110,7 +110,7 @@ struct KvProducer {
     int64_t stride_token = kV ? p.v_stride_token : p.k_stride_token;
     int32_t page_size = p.page_size, log2_page = p.log2_page_size;
     int64_t num_pages = p.num_pages, table_stride = p.block_tables_stride;
-    const int32_t* table = p.block_tables;
+    const int32_t* table = kV ? p.v_block_tables : p.block_tables;  // the same unless K / V ids are separate
     const void* pool = kV ? p.v : p.k;
     asm volatile(""
                  : "+l"(stride_page), "+l"(stride_head), "+l"(stride_token), "+r"(page_size), "+r"(log2_page),
@@ -183,11 +183,11 @@ struct KvProducer {
   // hit: lane j takes the line of id 32 j of the tile (the last id for the lane past the end, so
   // that a row of the table at any alignment is covered), if that id belongs to a key below
   // kv_len, which keeps every address inside the request's row of the table.
+  // `table`: the K page ids (p.block_tables) or, with separate K / V page indices, V's.
   template <bool kGather>
-  __device__ int32_t page_of(const Params& p, const Work& w, int n) const {
+  __device__ int32_t page_of(const Params& p, const Work& w, int n, const int32_t* table) const {
     if constexpr (kGather) {
       constexpr int kIdsPerLine = 32;  // 128-byte lines of int32 ids
-      const int32_t* table = p.block_tables;
       int64_t table_stride = p.block_tables_stride;
       int log2_page = p.log2_page_size;
       asm volatile("" : "+l"(table), "+l"(table_stride), "+r"(log2_page));  // as in gather
@@ -204,7 +204,7 @@ struct KvProducer {
     }
     if (piece >= valid_boxes(w, n)) return 0;
     const int64_t token = static_cast<int64_t>(n) * Tr::kBlockN + (piece << log2_rows);
-    return p.block_tables[static_cast<int64_t>(w.batch) * p.block_tables_stride + (token >> p.log2_page_size)];
+    return table[static_cast<int64_t>(w.batch) * p.block_tables_stride + (token >> p.log2_page_size)];
   }
 
   __device__ uint32_t tile_bytes(int boxes) const {

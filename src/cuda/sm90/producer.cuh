@@ -36,8 +36,9 @@ constexpr bool kVBehindK = (Tr::kQkvFp8 && Tr::kTwoTermP) || (!Tr::kQkvFp8 && !T
 
 // The producer warp over one work tile: K and V of each key tile (V a tile behind K where
 // kVBehindK), a tile's page ids read one tile ahead (kGather: pages gathered by cp.async, which
-// read their ids as they copy). `state` (K / V stages), `raw` (raw stages) and `tail_phase` carry
-// across the CTA's work tiles.
+// read their ids as they copy); V's ids are K's unless the call passed separate K / V page
+// indices. `state` (K / V stages), `raw` (raw stages) and `tail_phase` carry across the CTA's
+// work tiles.
 template <typename T, class Tr, bool kGather>
 __device__ __forceinline__ void produce_tile_as(const Params& p, const Work& w, const KeyBand& band, char* smem,
                                                 const BarriersOf<Tr>& bars, const KvProducer<Tr>& kv,
@@ -47,13 +48,17 @@ __device__ __forceinline__ void produce_tile_as(const Params& p, const Work& w, 
   w.key_tiles<Tr::kBlockN>(band, &n_min, &n);
   if (n < n_min) return;
   const int n_top = n;
-  int32_t page = kv.template page_of<kGather>(p, w, n);
-  // kBehind: K(n + 1)'s stage and page ids, where V(n + 1) goes after K(n). One more step after
-  // the last K issues the last V.
+  const bool separate = p.separate_kv_idx;
+  int32_t page = kv.template page_of<kGather>(p, w, n, p.block_tables);
+  int32_t vpage = separate ? kv.template page_of<kGather>(p, w, n, p.v_block_tables) : page;
+  // kBehind: K(n + 1)'s stage and V(n + 1)'s page ids, where V(n + 1) goes after K(n). One more
+  // step after the last K issues the last V.
   PipeState behind = state;
-  int32_t behind_page = page;
+  int32_t behind_vpage = vpage;
   for (; n >= n_min - (kBehind ? 1 : 0); --n) {
-    const int32_t next_page = n > n_min ? kv.template page_of<kGather>(p, w, n - 1) : 0;
+    const int32_t next_page = n > n_min ? kv.template page_of<kGather>(p, w, n - 1, p.block_tables) : 0;
+    const int32_t next_vpage =
+        separate && n > n_min ? kv.template page_of<kGather>(p, w, n - 1, p.v_block_tables) : next_page;
     if constexpr (Tr::kKvFp8) {
       // Into the next raw K and V stages, once the wideners have read what they held.
       const int r = raw.stage;
@@ -62,7 +67,7 @@ __device__ __forceinline__ void produce_tile_as(const Params& p, const Work& w, 
                                   lane);
       wait_barrier(bars.raw_empty_v(r), raw.phase ^ 1u);
       kv.template load_v<kGather>(p, w, smem + Tr::kSmemRawV + r * Tr::kRawTileBytes, bars.raw_full_v(r),
-                                  bars.v_tail(), tail_phase, n, page, lane);
+                                  bars.v_tail(), tail_phase, n, vpage, lane);
       raw.advance(Tr::kRawStages);
     } else {
       // K straight into its stage (e4m3 Q/K/V: read as loaded). A fresh barrier completes its
@@ -79,7 +84,7 @@ __device__ __forceinline__ void produce_tile_as(const Params& p, const Work& w, 
       const bool own = !kBehind || n == n_top;
       if (own || n < n_top - 1) {
         const int v_tile = own ? n : n + 1;
-        const int32_t v_page = own ? page : behind_page;
+        const int32_t v_page = own ? vpage : behind_vpage;
         if constexpr (Tr::kQkvFp8) {  // into the next raw stage, which the transposing warps turn into V^T
           const int r = raw.stage;
           wait_barrier(bars.raw_empty_v(r), raw.phase ^ 1u);
@@ -94,9 +99,10 @@ __device__ __forceinline__ void produce_tile_as(const Params& p, const Work& w, 
         }
       }
       behind = k_at;
-      behind_page = page;
+      behind_vpage = vpage;
     }
     page = next_page;
+    vpage = next_vpage;
   }
 }
 
