@@ -1,4 +1,4 @@
-// Micro-benchmark for the Hopper kernel's tile period (docs/perf-notes.md "sm90 v24"): how many
+// Micro-benchmark for the Hopper kernel's tile period (docs/perf.md, v24): how many
 // cycles one consumer warpgroup's softmax step takes (RowSoftmax::update, O's rescale and the
 // packing of P, as in kernel.cuh, on a 64 x 128 fp32 tile) while a second warpgroup of the same
 // CTA keeps the tensor cores busy with the kernel's own WGMMAs, against the same step with the
@@ -10,7 +10,7 @@
 // Built with the tools in builds with the Hopper backend (`make build`) as
 // build/ctxattn_softmax_under_gmma, or alone from the repository root:
 //   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr -Isrc -Iinclude \
-//     -isystem .deps/cutlass-4.2.0.0/include tests/gpu/softmax_under_gmma.cu -o softmax_under_gmma
+//     -isystem .deps/cutlass-4.2.0.0/include bench/cpp/softmax_under_gmma.cu -o softmax_under_gmma
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -90,8 +90,8 @@ __device__ char* fill_operands(char* smem_raw) {
 
 // O += P V as Mma::pv, and in the same group sums += P x ones (eight 64 x 8 x 16 RS GEMMs, B an
 // unswizzled block of ones whose core matrices are 128 bytes apart both ways: every address the
-// descriptor reaches holds 1.0): the rows' sums of P, as docs/results/2026-12-04-h200-v24/
-// sm90-row-sums-on-tensor-cores.patch computes them in the kernel.
+// descriptor reaches holds 1.0): the rows' sums of P, as the row-sums-on-tensor-cores variant
+// computed them in the kernel (docs/perf.md, v25).
 __device__ __forceinline__ void pv_with_sums(float (&o)[Mma::kORegs], float (&sums)[4], uint32_t (&p)[Mma::kPRegs],
                                              uint32_t v, uint32_t ones) {
   using Op = ctxattn::sm90::gmma::MMA_64x128x16_F32BF16BF16_RS<ctxattn::sm90::gmma::Major::K,

@@ -3,8 +3,8 @@
 # tests/python/test_transformers.py, the tensor-parallel example (when 2 GPUs are visible) and the
 # generate_batch throughput bench. Logs, results and the plot go under ${OUT:-transformers-out}.
 #
-#   bash scripts/gpu_transformers.sh fetch        # where pip reaches PyPI: wheels the GPU image may lack
-#   CTXATTN_LIBRARY=$PWD/build-cuda/libctxattn.so bash scripts/gpu_transformers.sh [STEPS]
+#   bash bench/gpu_transformers.sh fetch        # where pip reaches PyPI: wheels the GPU image may lack
+#   CTXATTN_LIBRARY=$PWD/build-cuda/libctxattn.so bash bench/gpu_transformers.sh [STEPS]
 #
 # The library must be a CUDA build, made first on the GPU machine (on the 2-GPU machine too):
 #   cmake -S . -B build-cuda -DCTXATTN_CUDA=ON -DCTXATTN_CUDA_ARCHS=90a -DCTXATTN_BUILD_TESTS=OFF \

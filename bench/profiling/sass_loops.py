@@ -4,7 +4,7 @@ every backward branch whose body holds an MMA, the body's length in instructions
 frequent opcodes, shortest first. The shortest such loop of a consumer is its tile loop; its length
 is the static instruction count of one tile (a branch inside it counts both ways).
 
-    tests/gpu/sass_loops.py FILE.o|FILE.so|FILE.cubin|FILE.sass [--filter SUBSTRING]
+    bench/profiling/sass_loops.py FILE.o|FILE.so|FILE.cubin|FILE.sass [--filter SUBSTRING]
                             [--loops N] [--ops N] [--cuobjdump PATH]
 
 FILE.sass is cuobjdump -sass output already written. Reads any cubin, so a peer's kernels (the

@@ -3,7 +3,7 @@
 plain or .xz): executed instructions and stall samples by opcode, per consumer-warp key tile
 (HGMMA count / GEMMs a tile), then each kernel's instructions with the most stall samples.
 
-    tests/gpu/ncu_source_compare.py A.source.csv[.xz] B.source.csv[.xz] [--gemms-per-tile 16] [--top 20]
+    bench/profiling/ncu_source_compare.py A.source.csv[.xz] B.source.csv[.xz] [--gemms-per-tile 16] [--top 20]
 """
 import argparse
 import collections

@@ -1,7 +1,7 @@
 """Times the portable CUDA backend against torch's FlashAttention-2 on the BENCH.md workloads.
 
 Usage (on a GPU machine, from the repository root, after building the library):
-    CTXATTN_LIBRARY=build-cuda/libctxattn.so PYTHONPATH=python python3 scripts/gpu_portable_bench.py [--out DIR]
+    CTXATTN_LIBRARY=build-cuda/libctxattn.so PYTHONPATH=python python3 bench/portable_vs_fa2.py [--out DIR]
 
 ctxattn reads K/V through the paged cache (page sizes 16 and 64, pages permuted); FA2
 (torch.ops.aten._flash_attention_forward, varlen, bottom-right causal) reads the same K/V

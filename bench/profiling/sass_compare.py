@@ -6,10 +6,10 @@ warpgroup MMA (HGMMA / QGMMA), registers renamed away -- the second keeps (diffl
 
 ptxas schedules a Hopper kernel's main loop from the whole function: a change outside the loop
 (the work decode, what the epilogue keeps live) can move the loop by a few percent either way
-(docs/perf-notes.md "sm90 v18"). Comparing here says which kernels a change touched before any
+(docs/perf.md, v18). Comparing here says which kernels a change touched before any
 device time is spent, and which kernels of a merged source are those a device run tested.
 
-    tests/gpu/sass_compare.py A.o|A.so B.o|B.so [--filter SUBSTRING] [--cuobjdump PATH]
+    bench/profiling/sass_compare.py A.o|A.so B.o|B.so [--filter SUBSTRING] [--cuobjdump PATH]
                               [--ops LDL,STL,R2UR,...]
 
 --ops adds, for each kernel, how many of those opcodes its main loop holds in A and in B: local

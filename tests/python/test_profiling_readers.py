@@ -1,5 +1,5 @@
-"""The offline readers of Nsight Compute output in tests/gpu (no GPU needed): each parses a small
-file of the shape ncu writes and must cut and count it as documented."""
+"""The offline readers of Nsight Compute output in bench/profiling (no GPU needed): each parses a
+small file of the shape ncu writes and must cut and count it as documented."""
 import csv
 import io
 import lzma
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "gpu"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench", "profiling"))
 
 import ncu_loop_regions  # noqa: E402
 import ncu_stalls  # noqa: E402

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where a consumer warp's cycles go in a Hopper attention kernel's tile loop, from Nsight
 Compute source counters (the SASS CSV of `ncu --page source --csv --print-source sass`, which
-tests/gpu/profile_sm90.sh writes; plain or .xz). Works on any ping-pong WGMMA kernel, a peer's
+bench/profiling/profile_sm90.sh writes; plain or .xz). Works on any ping-pong WGMMA kernel, a peer's
 included: the tile loop is the innermost loop around the most executed GMMA instructions, cut
 into five regions at its landmarks,
 
@@ -15,7 +15,7 @@ and for each: static and executed instructions a tile, its share of all stall sa
 share of the kernel's duration, when given), and its top stall reasons. --listing prints the
 instructions from the S wait to the loop's end with their samples and top two reasons.
 
-    tests/gpu/ncu_loop_regions.py [LABEL=]SOURCE.csv[.xz][=DURATION_US] ... [--listing]
+    bench/profiling/ncu_loop_regions.py [LABEL=]SOURCE.csv[.xz][=DURATION_US] ... [--listing]
 """
 import argparse
 import os

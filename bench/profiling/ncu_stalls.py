@@ -4,9 +4,9 @@ issue activity of one kernel launch each, from Nsight Compute's raw CSV (`ncu --
 plain or .xz. The metrics to ask ncu for (one launch, any kernel, a peer's included):
 
     ncu --clock-control none -k regex:KERNEL --launch-skip N --launch-count 1 --csv --page raw \\
-      --metrics "$(tests/gpu/ncu_stalls.py --metrics)" PROGRAM ... > NAME.csv
+      --metrics "$(bench/profiling/ncu_stalls.py --metrics)" PROGRAM ... > NAME.csv
 
-    tests/gpu/ncu_stalls.py [LABEL=]A.csv[.xz] [LABEL=]B.csv[.xz] ...
+    bench/profiling/ncu_stalls.py [LABEL=]A.csv[.xz] [LABEL=]B.csv[.xz] ...
 
 A reason's value times the instructions a warp issues is the cycles that warp spends in it, so two
 kernels compare directly: for a consumer warp, `wait` and `gmma` hold its own GEMMs' latency,

@@ -2,7 +2,7 @@
 moves the nvfp4 output codes, on the SPEC's data model (Q, K, V ~ N(0, 1) stored as e4m3), in
 float64 against the exact output.
 
-    python3 tools/fp8_p_error.py        (needs numpy)
+    python3 bench/fp8_p_error.py        (needs numpy)
 
 Modes: exact P; P rounded to bf16 (the 16-bit kernels); P as one e4m3 value scaled by 256 (one
 FP8 P V product); P as two e4m3 terms, hi = e4m3(256 p) and lo = e4m3(16 (256 p - hi)) / 16 (two

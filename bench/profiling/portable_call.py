@@ -2,18 +2,21 @@
 
 Usage (GPU machine, repository root):
     ncu --clock-control none -k regex:attention_kernel|flash_fwd \\
-        python3 scripts/profile_workload.py batch_1k [PAGE]
-with CTXATTN_LIBRARY and PYTHONPATH=python:scripts set as for gpu_portable_bench.py. Inputs and
-the FA2 peer call are those of gpu_portable_bench.py; a warm-up call of each precedes the
-profiled pair so that neither includes first-launch costs.
+        python3 bench/profiling/portable_call.py batch_1k [PAGE]
+with CTXATTN_LIBRARY and PYTHONPATH=python set as for bench/portable_vs_fa2.py; for source lines in
+the report, point CTXATTN_LIBRARY at a build configured with -DCTXATTN_LINEINFO=ON. Inputs and the
+FA2 peer call are those of portable_vs_fa2.py; a warm-up call of each precedes the profiled pair
+so that neither includes first-launch costs.
 """
 
 import math
+import os
 import sys
 
 import torch
 
-import gpu_portable_bench as gb
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import portable_vs_fa2 as gb  # noqa: E402
 
 
 def main():

@@ -3,7 +3,7 @@
 # gtests and sanitizers first (a failing candidate is not timed), then ctxattn_gpu_bench on both,
 # interleaved workload by workload so that clock drift hits both alike.
 #
-#   tests/gpu/compare_builds.sh BASE_DIR CANDIDATE_DIR [OUT_DIR] [WORKLOADS]
+#   bench/compare_builds.sh BASE_DIR CANDIDATE_DIR [OUT_DIR] [WORKLOADS]
 #
 # Each DIR holds libctxattn.so (+ .so.0), ctxattn_tests and ctxattn_gpu_bench of one build.
 # WORKLOADS: a comma list of ctxattn_gpu_bench workloads (default: the short and long shapes the
@@ -17,7 +17,7 @@ WORKLOADS=${4:-short_256,batch_1k,chunk_prefix,long_8k,d64,d256,chunk_long_tp8}
 STEPS=${CTXATTN_COMPARE_STEPS:-gtest,sanitize,bench}
 mkdir -p "$OUT"
 failed=0
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../tests/gpu/common.sh"
 start=$(date +%s)
 elapsed() { echo "   [$(( $(date +%s) - start )) s]"; }
 
