@@ -80,7 +80,8 @@ def main():
         count, s, u = totals.get(label, (0, 0, 0))
         totals[label] = (count + 1, s + stored, u + unpacked)
         if args.images:
-            source = name.split("/src/", 1)[-1] if "/src/" in name else os.path.basename(name)
+            # Builds without -lineinfo record no source name.
+            source = name.split("/src/", 1)[-1] if "/src/" in name else os.path.basename(name) or "(unnamed)"
             print(f"  {source:40} {label:16} {stored:>12,} {unpacked:>12,}")
     print(f"{'images':20} {'count':>5} {'stored bytes':>14} {'unpacked bytes':>15}")
     for label, (count, stored, unpacked) in totals.items():

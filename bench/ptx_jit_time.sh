@@ -17,8 +17,8 @@
 #   eager        CUDA_FORCE_PTX_JIT=1 and CUDA_MODULE_LOADING=EAGER, an empty cache: every module's
 #                PTX at start-up, the worst case (may fail if the runtime refuses the sm_90a-only
 #                modules; the line says so)
-# The first-call JIT is forced - forced-warm. Writes the lines to stdout and to $OUT/ptx_jit.txt
-# when OUT is set.
+# The first-call JIT is forced - forced-warm. Writes the lines to stdout and, when OUT is set, to
+# $OUT/ptx_jit.txt beside each run's log. Exit status 0 when both forced runs gave a time.
 set -u
 BUILD=${1:-build}
 W=${2:-long_8k}
@@ -34,7 +34,7 @@ say() { echo "$*"; [ -z "$report" ] || echo "$*" >> "$report"; }
 # run NAME CACHE_DIR [VAR=VALUE ...]: says the bench's wall time in seconds (kept in NAME.t), or
 # FAIL with its status.
 run() {
-  local name=$1 cache=$2 t0 t1 status
+  local name=$1 cache=$2 t0 t1 status row
   shift 2
   mkdir -p "$cache"
   t0=$(date +%s.%N)
@@ -42,11 +42,13 @@ run() {
     "$bench" "$W" --backends cuda_portable --pages "$PAGE" --runs 1 > "$scratch/$name.log" 2>&1
   status=$?
   t1=$(date +%s.%N)
-  if [ "$status" -ne 0 ]; then
+  [ -z "$report" ] || cp "$scratch/$name.log" "$OUT/ptx_jit-$name.log"
+  row=$(grep -E "^$W +$PAGE +cuda_portable +[0-9]" "$scratch/$name.log" | head -1)
+  if [ "$status" -ne 0 ] || [ -z "$row" ]; then
     say "$name: FAIL (status $status): $(tail -1 "$scratch/$name.log")"
     return
   fi
-  say "$name: $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s   $(grep -E "^$W " "$scratch/$name.log" | head -1)"
+  say "$name: $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s   $row"
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }' > "$scratch/$name.t"
 }
 
@@ -63,3 +65,4 @@ if [ -f "$scratch/eager.t" ] && [ -f "$scratch/forced-warm.t" ]; then
   say "whole-library JIT (eager - forced-warm): $(awk -v a="$(cat "$scratch/eager.t")" \
     -v b="$(cat "$scratch/forced-warm.t")" 'BEGIN { printf "%.1f", a - b }') s"
 fi
+[ -f "$scratch/forced.t" ] && [ -f "$scratch/forced-warm.t" ]
