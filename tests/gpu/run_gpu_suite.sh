@@ -4,7 +4,8 @@
 #   tests/gpu/run_gpu_suite.sh [BUILD_DIR] [OUT_DIR] [STEPS]
 #
 # BUILD_DIR (default build-cuda) holds libctxattn.so and ctxattn_tests from a CUDA build
-# (cmake -S . -B build-cuda -DCTXATTN_CUDA=ON && cmake --build build-cuda -j); OUT_DIR (default
+# (cmake -S . -B build-cuda -DCTXATTN_CUDA=ON && cmake --build build-cuda -j; add
+# -DCTXATTN_LINEINFO=ON for source lines in compute-sanitizer's reports); OUT_DIR (default
 # gpu-out) receives one log per step. STEPS is a comma list of:
 #   gtest     the GPU gtests (tests/cpp/test_cuda_*.cpp: random sweep vs the CPU reference,
 #             determinism, PDL, graph replay, metadata check, lying metadata) once per backend in
