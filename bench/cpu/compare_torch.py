@@ -2,14 +2,14 @@
 
 Each shape is B requests of q = kv = L tokens (no cached prefix), so torch's top-left causal mask
 equals ctxattn's bottom-right one. torch runs dense [B, H, L, D] tensors (enable_gqa=True) in
-fp32 and bf16; ctxattn runs the paged call through tools/ctxattn_cpu_bench in bf16 (and fp16).
-Times are medians of --runs runs after a warm-up, with both sides on --threads threads.
+fp32 and bf16; ctxattn runs the paged call through ctxattn_cpu_bench (bench/cpp/) in bf16 (and
+fp16). Times are medians of --runs runs after a warm-up, with both sides on --threads threads.
 
     python bench/cpu/compare_torch.py --bench build/ctxattn_cpu_bench --threads 2 \
         --shapes 1x1024 4x512 --reference
 
 Prints a markdown table (time, GFLOP/s from the exact causal FLOPs, speedup over each torch
-dtype) ready for docs/perf-notes.md.
+dtype) ready for docs/perf.md.
 """
 import argparse
 import statistics

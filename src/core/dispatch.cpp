@@ -21,9 +21,9 @@ Status select_backend(const Params& p, ctxattn_device_type_t device, ctxattn_bac
     return Status::Ok();
   }
   // Hopper with arguments the TMA / WGMMA kernels cover: the fast path (1.2-2.4x the portable
-  // kernel on the H200 suite, docs/perf-notes.md). Short sliding windows included: windows of
+  // kernel on the H200 suite, docs/perf.md). Short sliding windows included: windows of
   // 127, 255 and 511 keys measured 1.05-2.6x the portable kernel on every kernel family and page
-  // size (perf-notes "sm90 v26"; the sm90 kernel had been the slower one on d64_sinks_swa).
+  // size (docs/perf.md, v26; the sm90 kernel had been the slower one on d64_sinks_swa).
   // Pages the sm90 kernel gathers with cp.async (fewer than 8 tokens), as sm90_takes_small_pages
   // says.
   if (requested == CTXATTN_BACKEND_AUTO && (!cuda_sm90_gathers_pages(p) || sm90_takes_small_pages(p)) &&

@@ -13,7 +13,7 @@ Status select_backend(const Params& p, ctxattn_device_type_t device, ctxattn_bac
 // Whether AUTO sends a call with pages of fewer than 8 tokens to the sm90 kernel (its cp.async
 // gather) rather than the portable one: a function of host integers and dtypes only.
 inline bool sm90_takes_small_pages(const Params& p) {
-  // Pages of 1 and 4 tokens on the H200 (perf-notes "sm90 v30", item 2): with an e4m3 operand or
+  // Pages of 1 and 4 tokens on the H200 (docs/perf.md, v30, item 2): with an e4m3 operand or
   // at D = 256 the gather is ahead of the portable kernel on every measured shape but one (1.03-2.7x;
   // fp8 chunk_long_tp8 at page 1: 0.93x). With 16-bit Q and K/V at D = 64 and 128 it is behind on
   // chunked prefill over a cached prefix (chunk_prefix 0.77x at page 1, the split calls 0.52-0.86x)

@@ -230,7 +230,7 @@ ProblemSpec medium_spec() {
 // Query rows from 2^-60 to 2^20 times N(0, 1) mixed in every tile, an infinity and a NaN kept in
 // their rows (cuda_harness.h query_magnitude_differences), fp16 and bf16. The range stops at 2^20
 // as on the Hopper kernel: both softmaxes lose the top key's p past scores of ~2^24
-// (docs/perf-notes.md, sm90 v11).
+// (docs/perf.md, v11).
 TEST(CudaPortable, QueriesOfEveryMagnitude) {
   CTXATTN_REQUIRE_GPU();
   for (ctxattn_dtype_t dtype : {CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_FLOAT16}) {

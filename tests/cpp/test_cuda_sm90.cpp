@@ -128,7 +128,7 @@ TEST(CudaSm90, E4m3QueriesAndKvMatchTheReference) {
 // their own precision (a 2^20 row overflows fp16 unscaled), and an infinity and a NaN must stay in
 // their rows (cuda_harness.h query_magnitude_differences). The range stops at 2^20: rows of 2^40
 // and more give NaN on every sm90 kernel, the 16-bit ones too (scores past ~2^24:
-// docs/perf-notes.md, sm90 v11).
+// docs/perf.md, v11).
 TEST(CudaSm90, Bf16QueriesOfEveryMagnitudeOverAnE4m3Cache) {
   if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
   for (int head_dim : {64, 128, 256}) {

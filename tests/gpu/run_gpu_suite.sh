@@ -4,13 +4,14 @@
 #   tests/gpu/run_gpu_suite.sh [BUILD_DIR] [OUT_DIR] [STEPS]
 #
 # BUILD_DIR (default build-cuda) holds libctxattn.so and ctxattn_tests from a CUDA build
-# (cmake -S . -B build-cuda -DCTXATTN_CUDA=ON && cmake --build build-cuda -j); OUT_DIR (default
+# (cmake -S . -B build-cuda -DCTXATTN_CUDA=ON && cmake --build build-cuda -j; add
+# -DCTXATTN_LINEINFO=ON for source lines in compute-sanitizer's reports); OUT_DIR (default
 # gpu-out) receives one log per step. STEPS is a comma list of:
 #   gtest     the GPU gtests (tests/cpp/test_cuda_*.cpp: random sweep vs the CPU reference,
 #             determinism, PDL, graph replay, metadata check, lying metadata) once per backend in
 #             CTXATTN_GPU_BACKENDS (default: cuda_portable cuda_sm90), and the metadata torture
 #             test, which loops over every GPU backend itself
-#   bench     scripts/gpu_portable_bench.py (ctxattn vs torch FA2, BENCH.md workloads)
+#   bench     bench/portable_vs_fa2.py (ctxattn vs torch FA2, BENCH.md workloads)
 #   sanitize  compute-sanitizer memcheck, racecheck and synccheck on a reduced sweep, per
 #             backend, and memcheck on a quarter of the metadata torture cases
 #   python    the pytest suite (its GPU cases run on this backend)
@@ -44,7 +45,7 @@ if step gtest; then
 fi
 
 if step bench; then
-  CTXATTN_LIBRARY="$BUILD/libctxattn.so" PYTHONPATH=python timeout 180 python3 scripts/gpu_portable_bench.py --out "$OUT" \
+  CTXATTN_LIBRARY="$BUILD/libctxattn.so" PYTHONPATH=python timeout 180 python3 bench/portable_vs_fa2.py --out "$OUT" \
     > "$OUT/bench.log" 2>&1
   record bench $?
   cat "$OUT/bench.log"

@@ -16,7 +16,7 @@ namespace sm80 {
 // and requests follow each other: longest-first keeps the tail of each request short; request by
 // request keeps the K/V the running CTAs read small enough to stay in L2 (measured on an H200 with
 // 16 x 1024-token requests: longest-first over the whole batch ran 20% slower, groups of 7
-// requests 10% slower than request by request; docs/perf-notes.md, v4 and v5).
+// requests 10% slower than request by request; docs/perf.md, portable v4 and v5).
 using CtaWork = WorkTile;
 
 // Packed row of accumulator row r of a thread (row r: m16 atom r / 2, lane/4 + 8 * (r % 2)).

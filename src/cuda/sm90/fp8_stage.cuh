@@ -83,7 +83,7 @@ struct KvWidener {
   // At D <= 128 every tile but the one that crosses kv_len takes the whole-tile path, where no
   // row before the last step can pass the tile: it loads with no test and no zeroing (236 -> 175
   // instructions a K tile a thread at D = 128; on the H200 kv8.long_8k 1034 -> 974 us,
-  // kv8h.long_8k 1008 -> 947; docs/perf-notes.md, sm90 v12). D = 256 keeps the one path: the
+  // kv8h.long_8k 1008 -> 947; docs/perf.md, v12). D = 256 keeps the one path: the
   // build with the whole-tile path there (and the one-pass Q conversion, finish_q_bf16_as_f16)
   // measured kv8.d256 1026 -> 1054 us.
   __device__ static void widen(const char* raw, char* stage, int valid_rows, int u) {

@@ -187,14 +187,14 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
   // the next turn. Inside the turn only in the 16-bit split kernel at D = 128 on the static walk:
   // chunk_long_tp8 419 -> 404 us at page 64 on the H200 (413 -> 417 at page 16),
   // chunk_long_tp8_batch 1060 -> 1027; every other kernel measured slower with it (d64 +6.5%,
-  // long_8k on the scheduler +0.8%, batch_1k +1.8%; docs/perf-notes.md "sm90 v15").
+  // long_8k on the scheduler +0.8%, batch_1k +1.8%; docs/perf.md, v15).
   constexpr bool kRescaleInTurn =
       kSplit && !kDynamic && Tr::kHeadDim == 128 && !Tr::kKvFp8 && !Tr::kQkvFp8 && !Tr::kLazySchedule;
   // Where the P V wait goes: ptxas puts it right after the Q K^T wait, so the whole softmax runs
   // after P V has finished. The nvfp4-output kernel, whose two-term P V takes twice as long, waits
   // after the row maxima instead, which then run under it: nvfp4.long_8k 1126 -> 1113 us at page
   // 64 and 1180 -> 1155 at page 16 on the H200. Elsewhere that place measured -1% to +5% (d64
-  // +4.6%), and after the whole softmax 7-14% slower everywhere (docs/perf-notes.md "sm90 v16").
+  // +4.6%), and after the whole softmax 7-14% slower everywhere (docs/perf.md, v16).
   constexpr bool kWaitAfterMaxima = Tr::kTwoTermP;
   constexpr bool kQTma = Tr::kQByTma && !kSplit && !kDynamic;
   constexpr int kSRegs = Mma::kSRegs;
@@ -439,7 +439,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
         // Item j + 1 is decoded and published once item j's loads are issued, from a ticket taken
         // an item earlier: under the consumers' last tiles and epilogue of item j, when the producer
         // has nothing to issue (decoding it inside the load loop, under an earlier tile, measured
-        // no faster: docs/perf-notes.md "sm90 v8"). The producer reads item j back from its slot,
+        // no faster: docs/perf.md, v8). The producer reads item j back from its slot,
         // which stays unchanged until item j + 2 is published.
         ring.publish(Source::find(p, plan, static_cast<int>(blockIdx.x), num_tiles, lane), 0, lane);
         unsigned int ticket = Source::take(p, lane);

@@ -135,7 +135,7 @@ struct KvProducer {
     const uint32_t row_at = dst0 + gather::lane_offset(kShape, lane);
     // The ids of the next kAhead passes are in flight while a pass copies: each one waited for
     // on its own from L2 (the L1 keeps few of the prefetched lines) held every pass back (ncu,
-    // perf-notes "sm90 v29"). Not in the kernels of three consumer warpgroups, whose loops took
+    // docs/perf.md, v29). Not in the kernels of three consumer warpgroups, whose loops took
     // 3-12 more LDL a tile with the producer's registers for it: one id at a time there.
     constexpr int kAhead = Tr::kThreeConsumers ? 1 : kPasses < 4 ? kPasses : 4;
     [[maybe_unused]] int32_t ahead[kAhead];
@@ -349,7 +349,7 @@ __device__ __forceinline__ void issue_q(const Params& p, const int64_t* rows, in
   // Four passes at a time: their four row-table lookups first, then their copies, so that the
   // lookups' latencies overlap (one pass at a time, each lookup stood between two copies: the copy
   // loop held 13% of the stall samples of short_256 on the H200, where it runs under an item's last
-  // P V; docs/perf-notes.md, v9). The copies' memory clobber keeps the compiler from hoisting the
+  // P V; docs/perf.md, v9). The copies' memory clobber keeps the compiler from hoisting the
   // lookups itself; all passes at once made the split kernels' consumers spill in the main loop.
   constexpr int kPasses = kRowsPerWarpgroup / kRowsPerPass;
   constexpr int kBatch = kPasses < 4 ? kPasses : 4;

@@ -190,7 +190,7 @@ struct WarpgroupMma {
 // scaled back by kOScale = 1 / 256 once, after the last tile. Where Tr::kFoldPScale says so the
 // softmax leaves 256 p itself (the 8 added in its exponent), otherwise to_operand multiplies. The
 // denominator l sums the fp32 p (softmax.cuh). One e4m3 term keeps 4 significant bits of p, which
-// moves nvfp4 outputs by an RMS of 0.28-0.33 codes (tools/fp8_p_error.py; the SPEC allows < 0.3),
+// moves nvfp4 outputs by an RMS of 0.28-0.33 codes (bench/fp8_p_error.py; the SPEC allows < 0.3),
 // so the nvfp4-output kernel (Tr::kTwoTermP) takes P as two terms: hi = e4m3(256 p) and lo =
 // e4m3(256 p - hi), both formed in fp16, each multiplied by V into the same accumulator (0.05-0.07
 // codes, better than a bf16 P): its P V product takes the tensor time of a 16-bit one while Q K^T
@@ -226,7 +226,7 @@ struct WarpgroupMma<__nv_fp8_e4m3, Tr> {
   // vt: V^T, D rows of kBlockN key bytes (one 128- or 64-byte swizzle row each; 192 keys in two
   // parts, fp8::vt_offset). Tr::kTwoTermP:
   // P in two terms (hi, then lo, each times V^T into O), for nvfp4 output, whose code contract
-  // (RMS < 0.3) one e4m3 term misses (0.28-0.33 in tools/fp8_p_error.py); the other outputs keep
+  // (RMS < 0.3) one e4m3 term misses (0.28-0.33 in bench/fp8_p_error.py); the other outputs keep
   // their tolerances with the hi term alone and pay half the P V tensor work.
   __device__ static void pv(float (&o)[kORegs], uint32_t (&p)[kPRegs], uint32_t vt) {
     using Op = typename RsOp<__nv_fp8_e4m3, Tr::kHeadDim>::type;

@@ -23,7 +23,7 @@ namespace sm90 {
 // issues V(n) right after K(n) holds K(n - 1) back until V(n)'s stage is free, which the later
 // consumer warpgroup frees only at the end of its tile n + 2: K then has under a tile to arrive.
 // With V(n + 1) issued after K(n), K's loads wait for K's stages alone. The first tile's V still
-// follows its K, so items of one or two tiles load as before. On the H200 (docs/perf-notes.md
+// follows its K, so items of one or two tiles load as before. On the H200 (docs/perf.md
 // "sm90 v18"), 16-bit D <= 128: chunk_long_tp8 at page 16 416 -> 404 us (page 64 flat), long_8k
 // at page 16 860 -> 855 (page 64 +0.6%), d64 at page 64 -1 to -2% (page 16 +1 to +3%),
 // short_256 +1%; the nvfp4-output e4m3 kernel (two-term P): nvfp4.long_8k 1120 -> 1098. Not for

@@ -48,7 +48,7 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
   // scheduler's walk when one request of max_q_len rows alone fills more than a wave, so that its
   // items cannot split; statically otherwise, one item a CTA. On the H200 the scheduler took
   // long_8k 856 -> 835 us and d64 1284 -> 1211 at page 64 but chunk_long_tp8_batch (split items)
-  // 1044 -> 1125 (docs/perf-notes.md "sm90 v15"); at page 16 it had measured slower on d64 (1312 ->
+  // 1044 -> 1125 (docs/perf.md, v15); at page 16 it had measured slower on d64 (1312 ->
   // 1352, with two consumer warpgroups), but with the D = 64 kernels' third it takes d64_sinks_swa
   // 186 -> 159 us and fp8.d64 1023 -> 987 there ("sm90 v27"). The walk gives each item the same
   // arithmetic: the choice moves no result.
@@ -72,7 +72,7 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
   // its counter. The static walk runs one CTA a work item, the hardware handing items to SMs as
   // they free up, except over keys of at most kPersistentMaxKv: there one CTA an SM walks its
   // items striped, with the next item's Q (and K/V, from the producer) loading under the current
-  // one (short_256 -10%, batch_1k -6% on the H200, docs/perf-notes.md "sm90 v5").
+  // one (short_256 -10%, batch_1k -6% on the H200, docs/perf.md, v5).
   int64_t ctas = num_tiles;
   if ((dynamic || stripes || p.max_kv_len <= kPersistentMaxKv) && env.sm_count > 0 && ctas > env.sm_count) {
     ctas = env.sm_count;

@@ -35,7 +35,7 @@ namespace sm90 {
 // statically (kernel.cuh for_each_item), striped over one CTA an SM: there every item is a tile or
 // two, and the static stripes measured faster than drawing from the counter (short_256 162 against
 // 167 us on the H200), while longer calls gain from the balance and from the next item's metadata
-// loading under the current one (long_8k 855 -> 834 us, d64 1276 -> 1211; docs/perf-notes.md
+// loading under the current one (long_8k 855 -> 834 us, d64 1276 -> 1211; docs/perf.md
 // "sm90 v13").
 constexpr int32_t kPersistentMaxKv = 1024;
 

@@ -72,7 +72,7 @@ constexpr int kLaunchRegistersOfThree = 128;
 // tiles. A wider tile spreads the per-tile costs (the V transpose's waits, the softmax's row
 // reductions and O rescale, the pipeline hand-offs) over 1.5x the keys: fp8.long_8k 748 -> 716 us
 // at page 64 and 733 -> 713 at page 16 on the H200 in ctxattn_gpu_bench, 756 -> 735 and 748 -> 735
-// in the harness (docs/perf-notes.md "sm90 v20", "sm90 v21"). Short
+// in the harness (docs/perf.md, v20, v21). Short
 // requests lose by it (fp8.batch_1k 282 -> 295 us): their last, diagonal tile is masked and a
 // 192-key tile wastes more of it, about 64 / kv_len of the request's work against the 4-5% the
 // wide tile saves a key, which breaks even near 1500 keys; the 4096 threshold keeps the long form
@@ -100,11 +100,11 @@ struct Traits {
   static_assert(kRowBytes == kSwizzleBytes || kQkvFp8, "16-bit rows fill the 128-byte swizzle");
   static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256, "head dim: whole 128-byte chunks, at most 256 (WGMMA N)");
   // Three consumer warpgroups (192-row M tiles) at D = 64 (16-bit and e4m3 Q/K/V): with two, a
-  // warpgroup's softmax, slowed by the other's GEMMs beside it (perf-notes "sm90 v24"), outlasts
+  // warpgroup's softmax, slowed by the other's GEMMs beside it (docs/perf.md, v24), outlasts
   // those GEMMs (half as long as at D = 128 for the same 128-key softmax) and the tensor cores
   // idle; with three, each softmax runs under the GEMMs of two warpgroups. 160 registers a
   // consumer thread hold its S, P and O (64 + 32 + 32 values). On the H200, d64 1198 -> 1062 us
-  // at page 64 and 1348 -> 1124 at page 16 (docs/perf-notes.md "sm90 v25"). At D = 128 three
+  // at page 64 and 1348 -> 1124 at page 16 (docs/perf.md, v25). At D = 128 three
   // measured slower whether P went through shared memory (S, P and O of 128 keys do not fit 160
   // registers), each warpgroup waited for every GEMM, or the tiles held 64 keys: long_8k +2.5% to
   // +8%, batch_1k +18% to +28%.
@@ -112,7 +112,7 @@ struct Traits {
   // GEMMs are shorter still): fp8.d64 1304 -> 971 us at page 64, 1294 -> 1023 at page 16. Not
   // the e4m3-KV kernels (kv8.d64 +13%: 152 registers leave their loop 10 LDL / STL a tile) nor
   // the two-term nvfp4-output one (ptxas serialises its WGMMAs at 152); nor the e4m3 Q/K/V
-  // kernel at D = 128 on 64-key tiles (fp8.long_8k +8% / +13%, fp8.batch_1k +21%; perf-notes
+  // kernel at D = 128 on 64-key tiles (fp8.long_8k +8% / +13%, fp8.batch_1k +21%; docs/perf.md
   // "sm90 v26").
   static constexpr bool kThreeConsumers = !kKvFp8 && !kTwoTermP && kHeadDim == 64;
   static constexpr int kConsumerWarpgroups = kThreeConsumers ? 3 : 2;
@@ -125,7 +125,7 @@ struct Traits {
   // e4m3 Q/K/V at D = 256 keeps 128 (a 32 KB K, V^T and raw V tile, one raw stage: 224 KB): it
   // halves the per-tile costs against the FP8 GEMMs, which take half the 16-bit time (the O
   // rescale alone is D / 2 multiplies a thread a tile). fp8.d256 on the H200: 624 us at 64 keys,
-  // 590 at 128 (both with the v10 V transpose; 747 before it; docs/perf-notes.md, sm90 v10).
+  // 590 at 128 (both with the v10 V transpose; 747 before it; docs/perf.md, v10).
   // The two-term P of nvfp4 output (32 more registers) keeps 64 keys: at 128, ptxas serialises its
   // WGMMAs for want of registers.
   static constexpr bool kFp8WideTile = kQkvFp8 && kHeadDim == 256 && !kTwoTermP;
@@ -141,18 +141,18 @@ struct Traits {
   // (kLongTileMinKv <= kSplitMinKeys, run.cuh).
   static constexpr bool kSplitCode = kTake != kTakeShort;
   // Two K/V stages. Three fit for D <= 128 (224 KB at D = 128) but measured slower on the H200
-  // (long_8k 567 against 594 TFLOP/s, batch_1k -9%; docs/perf-notes.md, sm90 v3).
+  // (long_8k 567 against 594 TFLOP/s, batch_1k -9%; docs/perf.md, v3).
   static constexpr int kStages = 2;
   // Whether calls over keys longer than kPersistentMaxKv (scheduler.cuh) run the scheduler's walk:
   // every kernel but the one-term e4m3 Q/K/V kernel at D = 128, which measured fp8.long_8k 747 ->
-  // 757 us with it on the H200 (d64 1276 -> 1203, nvfp4.long_8k 1171 -> 1114; docs/perf-notes.md
+  // 757 us with it on the H200 (d64 1276 -> 1203, nvfp4.long_8k 1171 -> 1114; docs/perf.md
   // "sm90 v13"). Its long form takes it again: with 192-key tiles the walk measured fp8.long_8k
-  // 717 -> 681 us at page 64 (docs/perf-notes.md "sm90 v20").
+  // 717 -> 681 us at page 64 (docs/perf.md, v20).
   static constexpr bool kSchedulerWalk = !(kQkvFp8 && kHeadDim == 128 && !kTwoTermP) || kFp8LongTile;
   // The D = 256 consumer schedule: lazy O rescaling (softmax.cuh) and Q K^T issued before the V
   // tile is waited for: +7% on d256 on the H200 (O is 128 registers a thread there). The same
   // schedule cost 15% at D = 64 (short GEMMs, so the softmax's extra branches show) and measured
-  // even at D = 128, so those keep the plain schedule (docs/perf-notes.md, sm90 v3).
+  // even at D = 128, so those keep the plain schedule (docs/perf.md, v3).
   // Not with e4m3 P: lazy rescaling lets p reach 2^8, which the scaled e4m3 P (mma.cuh) cannot
   // hold.
   static constexpr bool kLazySchedule = kHeadDim == 256 && !kQkvFp8;
@@ -160,7 +160,7 @@ struct Traits {
   // score less the maximum plus 8), the scale costs no multiply; measured on the H200, fp8.d64 -5%,
   // nvfp4.long_8k -2%, fp8.d256 -1%, but fp8.long_8k +1.7% and fp8out.long_8k +1.2% (the one-term
   // D = 128 kernel, whose schedule came out worse), so that kernel keeps the multiply. Its long
-  // form without Q ahead measured flat at page 64 and +5% at page 16 folded (perf-notes "sm90 v22").
+  // form without Q ahead measured flat at page 64 and +5% at page 16 folded (docs/perf.md, v22).
   static constexpr bool kFoldPScale = kQkvFp8 && (kHeadDim != 128 || kTwoTermP);
   static constexpr int kChunks = kHeadDim < kChunkElems ? 1 : kHeadDim / kChunkElems;
   // e4m3 KV: the producer warpgroup's warps 1-3 widen the raw tiles. setmaxnreg moves registers
@@ -193,7 +193,7 @@ struct Traits {
   // cache at D >= 128 are group-major: the D / 64 chunks of each 8-row group side by side (group
   // g at g * kChunks * 1024, chunk c at + c * 1024), so that one TMA box brings all the chunks of
   // a page piece (load.cuh; 8 boxes a K tile at page size 16 and D = 128 instead of 16: long_8k
-  // at page 16 973 -> 855 us on the H200, docs/perf-notes.md "sm90 v9"). The stages the e4m3
+  // at page 16 973 -> 855 us on the H200, docs/perf.md, v9). The stages the e4m3
   // wideners and transposers write, and the FP8 K tile, stay chunk-major (chunk c at
   // c * kKvChunkBytes, group g at g * 1024); with one chunk (D = 64) the two are the same, and
   // D = 64 keeps the 4-D map of the chunk-major path.
@@ -208,7 +208,7 @@ struct Traits {
   // about 15 a CTA), so a Q copy is cheap beside one, while the second buffer's state left the
   // consumers' main loop with spills on 232 registers (6 LDL in each scheduler kernel's loop);
   // without it the loop has none. On the H200, fp8.long_8k 717-742 -> 700-708 us at page 16 and
-  // 716-736 -> 711-715 at page 64 (docs/perf-notes.md "sm90 v22").
+  // 716-736 -> 711-715 at page 64 (docs/perf.md, v22).
   static constexpr bool kQAhead = kHeadDim <= 128 && !kKvFp8 && !kFp8LongTile;
   static constexpr int kQBuffers = kQAhead ? 2 : 1;
   // Q by TMA (16-bit Q over a 16-bit cache at D = 128, where the call's Q map is described:
