@@ -44,6 +44,13 @@ class Inputs:
     bmm2_scale: float
     o_sf_scale: float
     window_left: int
+    # NVFP4 caches: the e4m3 block scales [P, 2, Hkv, N, D/16] (V's interleaved), the global
+    # scales (K's, V's) that ctxattn's call folds into bmm1 / bmm2_scale, and the decoded cache in
+    # float32 (e2m1 x block scale x global scale) for the reference and the peers that read
+    # gathered KV with the plain scales.
+    kv_cache_sf: object = None
+    kv_global_scales: tuple = (1.0, 1.0)
+    kv_decoded: object = None
     _gathered: tuple = None
 
     @property
@@ -73,7 +80,8 @@ class Inputs:
     def gathered(self):
         """(k, v), each [sum(kv_lens), Hkv, D] contiguous, in the cache's dtype; cached."""
         if self._gathered is None:
-            self._gathered = gather_kv(self.kv_cache, self.block_tables, self.kv_lens)
+            cache = self.kv_decoded if self.kv_decoded is not None else self.kv_cache
+            self._gathered = gather_kv(cache, self.block_tables, self.kv_lens)
         return self._gathered
 
 
@@ -112,7 +120,8 @@ def build(case, device, seed=0, check=False, true_size=True):
                          "(shrunk shapes) or the CPU suite (--device cpu) on this machine")
     w = case.workload
     dt = TORCH_DTYPES[case.in_dtype]
-    kv_dt = TORCH_DTYPES[case.kv_dtype]
+    nvfp4_kv = case.kv_dtype == "nvfp4"
+    kv_dt = TORCH_DTYPES[case.dtype if nvfp4_kv else case.kv_dtype]
     page = case.page_size
     hq, hkv, d = w.num_qo_heads, w.num_kv_heads, w.head_dim
     gen = torch.Generator(device=device)
@@ -140,11 +149,20 @@ def build(case, device, seed=0, check=False, true_size=True):
     scale = 1.0 / math.sqrt(d)
     if check:
         scale *= CHECK_SCALE_FACTOR
+    kv_sf = decoded = None
+    globals_ = (1.0, 1.0)
+    if nvfp4_kv:  # quantized as engines do it
+        import ctxattn
+
+        data, sf, k_global, v_global = ctxattn.nvfp4_quantize_paged_kv_cache(kv[:, 0], kv[:, 1])
+        decoded = torch.stack(ctxattn.nvfp4_dequantize_paged_kv_cache(data, sf, k_global, v_global), dim=1)
+        kv, kv_sf, globals_ = torch.stack(data, dim=1), torch.stack(sf, dim=1), (k_global, v_global)
     return Inputs(
         case=case, device=device, query=q, kv_cache=kv,
         block_tables=tables.to(device), seq_lens=torch.tensor(w.kv_lens, dtype=torch.int32).to(device),
         cum_seq_lens_q=cu_q.to(device), cum_seq_lens_kv=cu_kv.to(device), sinks=sinks,
-        bmm1_scale=scale, bmm2_scale=1.0, o_sf_scale=1.0, window_left=w.window_left)
+        bmm1_scale=scale, bmm2_scale=1.0, o_sf_scale=1.0, window_left=w.window_left,
+        kv_cache_sf=kv_sf, kv_global_scales=globals_, kv_decoded=decoded)
 
 
 def _cumsum(values):

@@ -63,7 +63,7 @@ def as_dtype(inp, dtype):
     if k.dtype != dtype:
         k, v = k.to(dtype), v.to(dtype)
     case = inp.case
-    return q, k, v, dtype == TORCH_DTYPES[case.in_dtype] and dtype == TORCH_DTYPES[case.kv_dtype]
+    return q, k, v, dtype == TORCH_DTYPES[case.in_dtype] and dtype == TORCH_DTYPES.get(case.kv_dtype)
 
 
 def run_dtype(inp):

@@ -49,9 +49,23 @@ class Ctxattn(Peer):
             kwargs.update(out_dtype="nvfp4", o_sf_scale=inp.o_sf_scale)
         else:
             kwargs["out"] = torch.empty(inp.query.shape, dtype=inp.out_torch_dtype, device=inp.device)
-        args = (inp.query, inp.kv_cache, workspace, inp.block_tables, inp.seq_lens, inp.max_q_len,
-                inp.max_kv_len, inp.bmm1_scale, inp.bmm2_scale, w.batch_size, inp.cum_seq_lens_q,
-                inp.cum_seq_lens_kv)
+        kv_cache, tables, scales = inp.kv_cache, inp.block_tables, inp.kv_cache_sf
+        if w.kv_form == "trtllm_pool":
+            # [P, 2, ...] read as 2P pages (K page p at 2p, V at 2p + 1), passed as K's and V's
+            # pool, with a [B, 2, M] table: the same bytes, no copy.
+            kv_cache = kv_cache.reshape(-1, *kv_cache.shape[2:])
+            kv_cache = (kv_cache, kv_cache)
+            tables = torch.stack([2 * tables, 2 * tables + 1], dim=1)
+            kwargs["uses_shared_paged_kv_idx"] = False
+            if scales is not None:
+                scales = scales.reshape(-1, *scales.shape[2:])
+                scales = (scales, scales)
+        if scales is not None:
+            kwargs["kv_cache_sf"] = scales
+        k_global, v_global = inp.kv_global_scales  # NVFP4: folded into the scales, as engines do
+        args = (inp.query, kv_cache, workspace, tables, inp.seq_lens, inp.max_q_len,
+                inp.max_kv_len, inp.bmm1_scale * k_global, inp.bmm2_scale * v_global, w.batch_size,
+                inp.cum_seq_lens_q, inp.cum_seq_lens_kv)
         call = ctxattn.trtllm_batch_context_with_kv_cache
         backend = self.backend
         with ctxattn.use_backend(backend):

@@ -75,6 +75,7 @@ class FlashInferFa3(Peer):
     def prepare(self, inp, strategy="", check=False):
         prefill = import_flashinfer_prefill()
         w, case = inp.workload, inp.case
+        require(case.kv_dtype != "nvfp4", "this wrapper's fa3 backend reads no NVFP4 cache")
         out_dtype = run_dtype(inp)
         indptr, indices, last = _paged_metadata(inp)
         workspace = torch.zeros(FLASHINFER_WORKSPACE_BYTES, dtype=torch.uint8, device=inp.device)
@@ -125,6 +126,7 @@ class CudnnPaged(Peer):
         w, case = inp.workload, inp.case
         dtype = run_dtype(inp)
         require(dtype in (torch.bfloat16, torch.float16), f"cuDNN paged SDPA takes no {dtype}")
+        require(case.kv_dtype != "nvfp4", "cuDNN paged SDPA reads no NVFP4 cache")
         exact = not case.fp8_inputs and case.out_dtype != "nvfp4"
         q, kv = inp.query, inp.kv_cache
         if q.dtype != dtype:

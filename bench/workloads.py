@@ -25,8 +25,12 @@ class Workload:
     window_left: int = -1
     sinks: bool = False
     # "16": the run's 16-bit dtype for Q/KV/out; "fp8": e4m3 Q/KV with 16-bit out;
-    # "fp8_nvfp4": e4m3 Q/KV with nvfp4 out; "fp8_kv": 16-bit Q and out over an e4m3 KV cache.
+    # "fp8_nvfp4": e4m3 Q/KV with nvfp4 out; "fp8_kv": 16-bit Q and out over an e4m3 KV cache;
+    # "nvfp4_kv": e4m3 Q and 16-bit out over an NVFP4 KV cache (SPEC 8.1).
     precision: str = "16"
+    # "shared": one block table for K and V; "trtllm_pool": TensorRT-LLM's form of separate K / V
+    # page indices, the pool passed twice (K page p at 2p, V at 2p + 1) with a [B, 2, M] table.
+    kv_form: str = "shared"
     page_sizes: tuple = DEFAULT_PAGE_SIZES
     # For workloads that repeat another one's shape at another precision (fp8, nvfp4_out).
     variant: str = ""
@@ -53,11 +57,13 @@ class Case:
     @property
     def in_dtype(self):
         """The query's dtype."""
-        return "fp8" if self.workload.precision in ("fp8", "fp8_nvfp4") else self.dtype
+        return "fp8" if self.workload.precision in ("fp8", "fp8_nvfp4", "nvfp4_kv") else self.dtype
 
     @property
     def kv_dtype(self):
         """The KV cache's dtype."""
+        if self.workload.precision == "nvfp4_kv":
+            return "nvfp4"
         return "fp8" if self.workload.precision.startswith("fp8") else self.dtype
 
     @property
@@ -172,6 +178,9 @@ def _suite(long, long32, batch4, batch1, short, ragged, chunk, chunk_long, chunk
         Workload("nvfp4_out", *long, precision="fp8_nvfp4", **base),
         Workload("fp8_kv", *long, precision="fp8_kv", variant="long_8k", **base),
         Workload("fp8_kv", *batch1, precision="fp8_kv", variant="batch_1k", **base),
+        Workload("nvfp4_kv", *long, precision="nvfp4_kv", variant="long_8k", **base),
+        Workload("nvfp4_kv", *batch1, precision="nvfp4_kv", variant="batch_1k", **base),
+        Workload("trtllm_pool", *batch1, kv_form="trtllm_pool", **base),
     ]
 
 

@@ -61,6 +61,7 @@ struct Sizes {
   int32_t page_size;
   int64_t cols;  // block-table row stride
   Metadata honest;
+  int64_t kv_cols = 0;  // separate K / V indices: V's ids start this many columns into a row; 0 shared
 };
 
 inline std::string num(int64_t v) { return std::to_string(v); }
@@ -97,7 +98,12 @@ inline int64_t pages_of(int32_t kv_len, int32_t page_size) { return (static_cast
 
 // Fills request b's block-table row from column `first` on with f(column).
 inline void fill_row(Metadata& m, const Sizes& z, int b, int64_t first, const std::function<int32_t(int64_t)>& f) {
-  for (int64_t c = first; c < z.cols; ++c) m.tables[b * z.cols + c] = f(c);
+  // With separate indices the row is K's ids then V's: both from `first` on (V's column c at kv_cols + c).
+  const int64_t width = z.kv_cols > 0 ? z.kv_cols : z.cols;
+  for (int64_t c = first; c < width; ++c) m.tables[b * z.cols + c] = f(c);
+  if (z.kv_cols > 0) {
+    for (int64_t c = z.kv_cols + first; c < z.cols; ++c) m.tables[b * z.cols + c] = f(c);
+  }
 }
 
 inline std::vector<Case> cum_seq_lens_q_cases(const Sizes& z, std::mt19937& rng) {
@@ -267,7 +273,10 @@ using CaseFamily = std::vector<Case> (*)(const Sizes&, std::mt19937&);
 inline bool same_request(const Metadata& m, const Metadata& h, const Sizes& z, int b) {
   if (m.cu_q[b] != h.cu_q[b] || m.cu_q[b + 1] != h.cu_q[b + 1] || m.seq_lens[b] != h.seq_lens[b]) return false;
   const int64_t pages = pages_of(h.seq_lens[b], z.page_size);
-  return std::equal(m.tables.begin() + b * z.cols, m.tables.begin() + b * z.cols + pages, h.tables.begin() + b * z.cols);
+  const auto same_ids = [&](int64_t at) {
+    return std::equal(m.tables.begin() + at, m.tables.begin() + at + pages, h.tables.begin() + at);
+  };
+  return same_ids(b * z.cols) && (z.kv_cols == 0 || same_ids(b * z.cols + z.kv_cols));
 }
 
 }  // namespace torture

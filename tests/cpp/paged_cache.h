@@ -90,6 +90,8 @@ struct ProblemSpec {
   int64_t scale_start_index = 0; // nvfp4 only
   int32_t extra_pages = 3;       // pool pages no request uses
   int32_t extra_table_cols = 2;  // block-table columns past every request's pages
+  bool separate_kv_idx = false;  // [B, 2, cols] tables (uses_shared_paged_kv_idx = 0): V's ids a
+                                 // shuffle of K's (kShared: K's ids again)
   int32_t extra_rows = 0;        // query / out rows after cum_seq_lens_q[B] (never touched)
   int32_t q_pad = 0;             // extra elements after each query row and token
   int32_t kv_pad = 0;            // extra elements after each cached token row
@@ -207,7 +209,8 @@ class PagedProblem {
 
   float kv(bool is_v, int32_t b, int64_t j, int32_t g, int32_t d) const {
     const int32_t n = spec_.page_size;
-    const int64_t page = block_tables[b * args.block_tables_stride + j / n];
+    const int64_t row = b * args.block_tables_stride + (is_v && spec_.separate_kv_idx ? args.block_tables_kv_stride : 0);
+    const int64_t page = block_tables[row + j / n];
     const int64_t* s = is_v ? args.v_strides : args.k_strides;
     const bool hnd = spec_.kv_layout == CTXATTN_KV_LAYOUT_HND;
     const int64_t off = page * s[0] + (hnd ? g * s[1] + (j % n) * s[2] : (j % n) * s[1] + g * s[2]) + d;
@@ -245,15 +248,22 @@ class PagedProblem {
     std::vector<int32_t> perm(P);
     std::iota(perm.begin(), perm.end(), 0);
     std::shuffle(perm.begin(), perm.end(), rng);
-    block_tables.assign(static_cast<size_t>(std::max(B, 1)) * std::max(cols, 1), 0);
-    std::vector<bool> page_used(P, false);
+    // Separate indices: row b holds K's ids in [0, cols) and V's in [cols, 2 cols).
+    const int32_t rows_per_request = s.separate_kv_idx ? 2 : 1;
+    const int32_t table_stride = rows_per_request * std::max(cols, 1);
+    block_tables.assign(static_cast<size_t>(std::max(B, 1)) * table_stride, 0);
+    std::vector<int32_t> v_ids(perm.begin(), perm.begin() + used_pages);
+    // (The shared form's V is K's own data: its V ids stay K's, in their own row.)
+    if (s.separate_kv_idx && s.kv_form != KvForm::kShared) std::shuffle(v_ids.begin(), v_ids.end(), rng);
     int32_t next_page = 0;
     for (int32_t b = 0; b < B; ++b) {
       const int32_t pages = (s.kv_lens[b] + N - 1) / N;
       for (int32_t c = 0; c < cols; ++c) {
         // Columns past the request's pages are never read: garbage ids outside the pool.
-        block_tables[b * cols + c] = c < pages ? perm[next_page++] : (c % 2 ? -7 : 1 << 30);
-        if (c < pages) page_used[block_tables[b * cols + c]] = true;
+        const int32_t garbage = c % 2 ? -7 : 1 << 30;
+        block_tables[b * table_stride + c] = c < pages ? perm[next_page] : garbage;
+        if (s.separate_kv_idx) block_tables[b * table_stride + cols + c] = c < pages ? v_ids[next_page] : garbage;
+        if (c < pages) ++next_page;
       }
     }
 
@@ -279,12 +289,14 @@ class PagedProblem {
                                                        : k_cache.data();
     for (int32_t b = 0; b < B; ++b) {
       for (int64_t j = 0; j < s.kv_lens[b]; ++j) {
-        const int64_t page = block_tables[b * cols + j / N];
+        const int64_t page = block_tables[b * table_stride + j / N];
+        const int64_t vpage = block_tables[b * table_stride + (s.separate_kv_idx ? cols : 0) + j / N];
         for (int32_t g = 0; g < Hkv; ++g) {
           const int64_t off = page * page_stride + g * st_head + (j % N) * st_token;
+          const int64_t voff = vpage * page_stride + g * st_head + (j % N) * st_token;
           for (int32_t d = 0; d < D; ++d) put_value(kbase, kvt, off + d, normal(rng));
           if (s.kv_form == KvForm::kShared) continue;
-          for (int32_t d = 0; d < D; ++d) put_value(vbase, kvt, off + d, normal(rng));
+          for (int32_t d = 0; d < D; ++d) put_value(vbase, kvt, voff + d, normal(rng));
         }
       }
     }
@@ -377,7 +389,11 @@ class PagedProblem {
     args.max_q_len = max_q;
     args.max_kv_len = max_kv;
     args.block_tables = block_tables.data();
-    args.block_tables_stride = cols;
+    args.block_tables_stride = table_stride;
+    if (s.separate_kv_idx) {
+      args.uses_shared_paged_kv_idx = 0;
+      args.block_tables_kv_stride = cols;
+    }
     args.seq_lens = seq_lens.data();
     args.seq_lens_dtype = CTXATTN_DTYPE_INT32;
     args.cum_seq_lens_q = cu_q.data();

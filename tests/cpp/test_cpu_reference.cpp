@@ -37,6 +37,12 @@ std::vector<ProblemSpec> small_cases() {
   s.kv_layout = CTXATTN_KV_LAYOUT_NHD, s.kv_form = KvForm::kShared, s.q_dtype = CTXATTN_DTYPE_BFLOAT16;
   s.out_dtype = CTXATTN_DTYPE_BFLOAT16;
   cases.push_back(s);
+  // Separate K / V page indices: V's ids a shuffle of K's, each form of the pool.
+  for (KvForm form : {KvForm::kTuple, KvForm::kOneTensor, KvForm::kShared}) {
+    s = cases[1];
+    s.separate_kv_idx = true, s.kv_form = form;
+    cases.push_back(s);
+  }
   return cases;
 }
 

@@ -81,6 +81,7 @@ struct Shape {
   bool fp8_nvfp4;  // e4m3 query and KV, nvfp4 output (scales in play); else bf16 throughout
   bool long_kv = false;  // honest requests 0 and 6 over 9001 / 12016 keys: split-KV in play
   bool kv8 = false;      // bf16 query over an e4m3 cache, bf16 output (the widening paths)
+  bool separate = false; // [B, 2, M] tables: the liars' V ids lie too (row b spans K's and V's)
 };
 
 // Every head dim and page size the backends build, with bf16; the nvfp4 output on a spread of page
@@ -104,12 +105,17 @@ std::vector<Shape> shapes() {
   list.push_back({128, 16, false, false, true});
   list.push_back({256, 64, false, false, true});
   list.push_back({128, 32, false, true, true});
+  // Separate K / V page indices: a liar's row covers its K and its V ids.
+  list.push_back({64, 16, false, false, false, true});
+  list.push_back({128, 1, false, false, false, true});
+  list.push_back({128, 64, true, true, false, true});
   return list;
 }
 
 std::string describe(const Shape& s) {
   return "D=" + std::to_string(s.head_dim) + " N=" + std::to_string(s.page_size) +
-         (s.fp8_nvfp4 ? " e4m3->nvfp4" : s.kv8 ? " bf16 over e4m3 KV" : " bf16") + (s.long_kv ? " long KV" : "");
+         (s.fp8_nvfp4 ? " e4m3->nvfp4" : s.kv8 ? " bf16 over e4m3 KV" : " bf16") + (s.long_kv ? " long KV" : "") +
+         (s.separate ? " separate idx" : "");
 }
 
 ProblemSpec spec_for(const Shape& shape, uint64_t seed) {
@@ -137,6 +143,7 @@ ProblemSpec spec_for(const Shape& shape, uint64_t seed) {
     s.scale_start_index = 5;
   }
   if (shape.kv8) s.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
+  s.separate_kv_idx = shape.separate;
   return s;
 }
 
@@ -246,7 +253,8 @@ std::unique_ptr<Rig> make_rig(const Shape& shape, uint64_t seed) {
     }
   }
   r->sizes = Sizes{g.num_tokens(), g.args.num_pages, g.args.max_kv_len, spec.page_size, g.args.block_tables_stride,
-                   Metadata{g.cu_q, g.seq_lens, g.block_tables, false}};
+                   Metadata{g.cu_q, g.seq_lens, g.block_tables, false},
+                   shape.separate ? static_cast<int64_t>(g.args.block_tables_kv_stride) : 0};
   return r;
 }
 

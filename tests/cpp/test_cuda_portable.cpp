@@ -52,7 +52,7 @@ std::string describe(const ProblemSpec& s) {
     << (s.kv_layout == CTXATTN_KV_LAYOUT_HND ? " HND" : " NHD") << " form=" << static_cast<int>(s.kv_form)
     << " causal=" << s.causal << " window=" << s.window_left << " sinks=" << s.with_sinks << " lse=" << s.with_lse
     << " scale_ptrs=" << s.scale_pointers << " pads=" << s.q_pad << "/" << s.kv_pad << "/" << s.out_pad
-    << " seed=" << s.seed << " lens(q/kv)=";
+    << " separate_idx=" << s.separate_kv_idx << " seed=" << s.seed << " lens(q/kv)=";
   for (size_t b = 0; b < s.q_lens.size(); ++b) o << s.q_lens[b] << "/" << s.kv_lens[b] << " ";
   return o.str();
 }
@@ -110,6 +110,7 @@ ProblemSpec random_spec(std::mt19937_64& rng, uint64_t seed, bool small) {
     s.lse_pad = chance(30) ? 3 : 0;
     s.extra_rows = static_cast<int32_t>(rng() % 4);
     s.extra_pages = static_cast<int32_t>(rng() % 5);
+    s.separate_kv_idx = chance(25);
     const int batch = 1 + static_cast<int>(rng() % (small ? 3 : 5));
     ragged_lengths(&s, batch, q_choices, small ? 150 : 700, rng());
     if (reference_work(s) <= (small ? 4e6 : 1.2e8)) break;
@@ -308,17 +309,28 @@ TEST(CudaPortable, MetadataCheckReportsLikeTheCpu) {
       {"decreasing cum_seq_lens_q", [](PagedProblem& p) { p.cu_q[2] = p.cu_q[1] - 1; }},
       {"seq_lens below the query length", [](PagedProblem& p) { p.seq_lens[1] = 10; }},
       {"cum_seq_lens_q past num_tokens", [](PagedProblem& p) { p.cu_q[3] = static_cast<int32_t>(p.args.num_tokens) + 4; }},
+      // Separate indices (uses_shared_paged_kv_idx = 0): a V id alone lies, or K's and V's both.
+      {"separate: V page id past the pool",
+       [](PagedProblem& p) { p.block_tables[1 * p.args.block_tables_stride + p.args.block_tables_kv_stride + 2] = 1 << 20; }},
+      {"separate: negative V page id, K honest",
+       [](PagedProblem& p) { p.block_tables[2 * p.args.block_tables_stride + p.args.block_tables_kv_stride] = -1; }},
+      {"separate: K id lies before V's", [](PagedProblem& p) {
+         p.block_tables[1 * p.args.block_tables_stride + 3] = -5;
+         p.block_tables[1 * p.args.block_tables_stride + p.args.block_tables_kv_stride + 1] = 1 << 24;
+       }},
   };
   for (const auto& c : corruptions) {
     SCOPED_TRACE(c.first);
-    PagedProblem cpu(medium_spec());
+    ProblemSpec spec = medium_spec();
+    spec.separate_kv_idx = std::string(c.first).rfind("separate", 0) == 0;
+    PagedProblem cpu(spec);
     c.second(cpu);
     ctxattn_args_t a = cpu.args;
     a.backend = CTXATTN_BACKEND_CPU_REFERENCE;
     ASSERT_EQ(ctxattn_batch_context_with_kv_cache(&a), CTXATTN_STATUS_INVALID_METADATA);
     const std::string cpu_message = ctxattn_last_error();
 
-    PagedProblem gpu(medium_spec());
+    PagedProblem gpu(spec);
     c.second(gpu);
     DeviceProblem dev(gpu);
     ASSERT_TRUE(dev.ok());

@@ -157,7 +157,6 @@ const Rule kRules[] = {
     {"NegativeMaxPages", [](SmallProblem& p) { p.args.max_pages_per_seq = -1; }, kInvalid, "block_tables"},
     {"NegativeMaxQLen", [](SmallProblem& p) { p.args.max_q_len = -1; }, kInvalid, "max_q_len"},
     {"NegativeMaxKvLen", [](SmallProblem& p) { p.args.max_kv_len = -1; }, kInvalid, "max_kv_len"},
-    {"MaxKvLenBeyondTable", [](SmallProblem& p) { p.args.max_kv_len = 13; }, kInvalid, "max_kv_len"},
     {"RowIndexOverflow", [](SmallProblem& p) { p.args.num_tokens = int64_t{1} << 30; }, kInvalid, "overflows"},
     {"QueryDtype", [](SmallProblem& p) { p.args.query_dtype = CTXATTN_DTYPE_FLOAT32; }, kType, "query"},
     {"KvDtype", [](SmallProblem& p) { p.args.kv_dtype = CTXATTN_DTYPE_INT32; }, kType, "kv_cache"},
