@@ -230,11 +230,12 @@ typedef struct ctxattn_args {
 #define CTXATTN_TILE_ORDER_ASCENDING 1
 #define CTXATTN_TILE_ORDER_DESCENDING 2
 
-/* Skip-softmax statistics: after a call with skip_softmax_threshold_scale_factor != 0 on a CPU
-   backend, bytes [CTXATTN_WORKSPACE_SKIP_STATS_OFFSET, +16) of the workspace hold two uint64
-   (native byte order): the (row group, key tile) pairs that had an allowed key, and how many of
-   them were skipped. CPU calls without skipping set both to 0; the GPU backends leave them as
-   they are. */
+/* Skip-softmax statistics: after a call with skip_softmax_threshold_scale_factor != 0, bytes
+   [CTXATTN_WORKSPACE_SKIP_STATS_OFFSET, +16) of the workspace hold two uint64 (native byte order):
+   the (row group, key tile) pairs that had an allowed key, and how many of them were skipped, at
+   the backend's geometry (the CUDA backends write them on the call's stream: the sm90 kernels'
+   votes; cuda_portable, which runs such calls dense, (0, 0)). CPU calls without skipping set both
+   to 0; CUDA calls without skipping leave them as they are. */
 #define CTXATTN_WORKSPACE_SKIP_STATS_OFFSET 128
 
 /* Fills *args with defaults: CPU device, AUTO backend, causal, no window, no sinks, scales 1,

@@ -6,7 +6,7 @@ all of its rows. Which rows form a group, how wide a tile is and in which order 
 visited is each backend's geometry. The CPU backends default to groups of 64 packed rows and
 128-key tiles visited from the last (the diagonal) to the first; `skip_softmax_geometry` sets
 another one for the calling thread, so that a test can ask the CPU oracle for a GPU kernel's
-geometry. `skip_softmax_stats` reads how many tiles the last such CPU call skipped.
+geometry. `skip_softmax_stats` reads how many tiles the last such call skipped.
 """
 
 import contextlib
@@ -54,9 +54,11 @@ def geometry():
 
 
 def skip_softmax_stats(workspace_buffer):
-    """(tiles, skipped): after a call with skip-softmax on a CPU backend, the (row group, key
-    tile) pairs that had an allowed key and how many of them were skipped (both 0 after a CPU
-    call without skipping). Reads the workspace header the call wrote."""
+    """(tiles, skipped): after a call with skip-softmax, the (row group, key tile) pairs that had
+    an allowed key and how many of them were skipped, at the backend's geometry (both 0 after a
+    CPU call without skipping; the sm90 kernels vote per 64 rows x their key tile, cuda_portable
+    runs such calls dense and reports (0, 0)). Reads the workspace header the call wrote; for a
+    CUDA workspace this copies 16 bytes to the host (a sync)."""
     if not isinstance(workspace_buffer, torch.Tensor):
         raise TypeError(f"workspace_buffer: expected a torch.Tensor, got {type(workspace_buffer).__name__}")
     raw = workspace_buffer.reshape(-1).view(torch.uint8)

@@ -18,6 +18,7 @@
 #include "core/backends.h"
 #include "cuda/common/cuda_status.h"
 #include "cuda/common/feature_gate.h"
+#include "cuda/common/workspace.h"
 #include "cuda/common/split_policy.h"
 #if defined(CTXATTN_WITH_SM90)
 #include "cuda/sm90/launch.h"
@@ -312,7 +313,7 @@ Status cuda_sm90_supports(const Params& p) {
   return unsupported("backend: this ctxattn library was built without the sm90 (Hopper) kernels (add 90a to "
                      "CTXATTN_CUDA_ARCHS)");
 #else
-  CTXATTN_RETURN_IF_ERROR(cuda_feature_gate(p, "cuda_sm90"));
+  CTXATTN_RETURN_IF_ERROR(cuda_feature_gate(p, "cuda_sm90", CudaFeatures{false, true}));
   int arch = 0;
   CTXATTN_RETURN_IF_ERROR(cuda_device_arch(p.device_index, &arch));
   if (arch != 90) {
@@ -331,6 +332,12 @@ Status cuda_sm90_supports(const Params& p) {
   if (!(q16 || q_fp8) || (p.kv_dtype != p.q_dtype && !kv_fp8)) {
     return unsupported("kv_cache: the sm90 backend implements fp16 and bf16 queries over KV of the same dtype or "
                        "e4m3, and e4m3 queries over e4m3");
+  }
+  // Skip-softmax's vote is compiled into the kernels of a cache of the query's dtype (run.cuh
+  // kernel_of); a 16-bit query over an e4m3 cache runs such calls on the portable kernel.
+  if (p.skip_softmax_factor != 0.0f && kv_fp8 && !fp8_mma(p)) {
+    return unsupported("skip_softmax_threshold_scale_factor: the sm90 backend votes over caches of the query's dtype "
+                       "(e4m3 queries over e4m3); other calls run on cuda_portable");
   }
   const int64_t kvb = kv_fp8 ? 1 : 2;
   if (!aligned16(p.k) || !aligned16(p.v) || !stride_ok(p.k_stride_page, kvb) || !stride_ok(p.k_stride_head, kvb) ||
@@ -406,6 +413,7 @@ Status cuda_sm90_run(const Params& p) {
   }
   DeviceGuard guard;
   CTXATTN_RETURN_IF_ERROR(guard.set(p.device_index));
+  CTXATTN_RETURN_IF_ERROR(reset_skip_stats(p));
   int sms = 0;
   CTXATTN_RETURN_IF_ERROR(cuda_sm_count(p.device_index, &sms));
   const sm90::LaunchEnv env{static_cast<cudaStream_t>(p.stream), p.device_index, p.enable_pdl, sms, &long_maps};

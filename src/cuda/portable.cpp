@@ -3,17 +3,20 @@
 // dim, KV storage). Host code only; the kernels live in sm80/inst/.
 #include <stdint.h>
 
+#include <algorithm>
 #include <string>
 
 #include "core/backends.h"
 #include "cuda/common/cuda_status.h"
 #include "cuda/common/feature_gate.h"
 #include "cuda/common/split_policy.h"
+#include "cuda/common/workspace.h"
 #include "cuda/sm80/launch.h"
 
 namespace ctxattn {
 namespace {
 
+using sm80::KvStore;
 using sm80::MmaType;
 
 Status unsupported(const std::string& message) { return Status::Error(CTXATTN_STATUS_UNSUPPORTED, message); }
@@ -57,41 +60,75 @@ Status check_alignment(const Params& p) {
   return Status::Ok();
 }
 
+KvStore kv_store(const Params& p) {
+  return p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 ? KvStore::kE4m3
+         : p.kv_dtype == CTXATTN_DTYPE_NVFP4     ? KvStore::kNvfp4
+                                                 : KvStore::k16;
+}
+
+template <MmaType kType, int kHeadDim>
+Status run_matrix_type(const Params& p, const sm80::LaunchEnv& env) {
+  switch (kv_store(p)) {
+    case KvStore::kE4m3: return sm80::run_attention<kType, kHeadDim, KvStore::kE4m3>(p, env);
+    case KvStore::kNvfp4: return sm80::run_attention<kType, kHeadDim, KvStore::kNvfp4>(p, env);
+    default: return sm80::run_attention<kType, kHeadDim, KvStore::k16>(p, env);
+  }
+}
+
 template <int kHeadDim>
 Status run_head_dim(const Params& p, const sm80::LaunchEnv& env) {
-  const bool kv_fp8 = p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3;
   // fp16 matrices for fp16 and e4m3 queries (e4m3 is exact in fp16, and P keeps 10 mantissa bits).
-  if (p.q_dtype == CTXATTN_DTYPE_BFLOAT16) {
-    return kv_fp8 ? sm80::run_attention<MmaType::kBFloat16, kHeadDim, true>(p, env)
-                  : sm80::run_attention<MmaType::kBFloat16, kHeadDim, false>(p, env);
-  }
-  return kv_fp8 ? sm80::run_attention<MmaType::kFloat16, kHeadDim, true>(p, env)
-                : sm80::run_attention<MmaType::kFloat16, kHeadDim, false>(p, env);
+  if (p.q_dtype == CTXATTN_DTYPE_BFLOAT16) return run_matrix_type<MmaType::kBFloat16, kHeadDim>(p, env);
+  return run_matrix_type<MmaType::kFloat16, kHeadDim>(p, env);
 }
 
 template <int kHeadDim>
 int smem_for(const Params& p) {
-  return p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 ? sm80::Traits<kHeadDim, true>::kSmemBytes
-                                                 : sm80::Traits<kHeadDim, false>::kSmemBytes;
+  switch (kv_store(p)) {
+    case KvStore::kE4m3: return sm80::Traits<kHeadDim, KvStore::kE4m3>::kSmemBytes;
+    case KvStore::kNvfp4: return sm80::Traits<kHeadDim, KvStore::kNvfp4>::kSmemBytes;
+    default: return sm80::Traits<kHeadDim, KvStore::k16>::kSmemBytes;
+  }
 }
 
 template <int kHeadDim>
 int block_m_for() {
-  return sm80::Traits<kHeadDim, false>::kBlockM;
+  return sm80::Traits<kHeadDim, KvStore::k16>::kBlockM;
 }
 
 template <int kHeadDim>
 size_t split_bytes_for(const Params& p, int sms) {
-  // The 16-bit and the e4m3-KV kernels share the thread layout and CTAs an SM.
-  using Tr = sm80::Traits<kHeadDim, false>;
-  static_assert(Tr::kSplitGroupFloats == sm80::Traits<kHeadDim, true>::kSplitGroupFloats, "one partial size");
+  // Every KV storage shares the thread layout and CTAs an SM.
+  using Tr = sm80::Traits<kHeadDim, KvStore::k16>;
+  static_assert(Tr::kSplitGroupFloats == sm80::Traits<kHeadDim, KvStore::kE4m3>::kSplitGroupFloats &&
+                    Tr::kSplitGroupFloats == sm80::Traits<kHeadDim, KvStore::kNvfp4>::kSplitGroupFloats &&
+                    Tr::kMinBlocksPerSm == sm80::Traits<kHeadDim, KvStore::kNvfp4>::kMinBlocksPerSm,
+                "one partial size");
   return split_workspace_bytes(p, sms * Tr::kMinBlocksPerSm, 1, Tr::kSplitGroupFloats);
 }
 
 template <int kHeadDim>
 int64_t slots_for(const Params& p, int sms) {
-  using Tr = sm80::Traits<kHeadDim, false>;
+  using Tr = sm80::Traits<kHeadDim, KvStore::k16>;
   return split_slots(p, sms * Tr::kMinBlocksPerSm, Tr::kBlockM);
+}
+
+// NVFP4 block scales: each token row's D / 16 bytes are copied whole (cp.async of 4, 8 or 16
+// bytes), so their base and every stride must be multiples of min(D / 16, 16) bytes.
+Status check_scale_alignment(const Params& p) {
+  if (p.kv_dtype != CTXATTN_DTYPE_NVFP4) return Status::Ok();
+  const int64_t unit = std::min<int64_t>(p.head_dim / 16, 16);
+  auto ok = [&](const void* base, int64_t page, int64_t head, int64_t token) {
+    return reinterpret_cast<uintptr_t>(base) % unit == 0 && (p.num_pages <= 1 || page % unit == 0) &&
+           (p.num_kv_heads <= 1 || head % unit == 0) && (p.page_size <= 1 || token % unit == 0);
+  };
+  if (!ok(p.k_sf, p.k_sf_stride_page, p.k_sf_stride_head, p.k_sf_stride_token) ||
+      !ok(p.v_sf, p.v_sf_stride_page, p.v_sf_stride_head, p.v_sf_stride_token)) {
+    return unsupported("kv_cache_sf: the portable CUDA backend needs the scale pointers and their page / head / "
+                       "token strides multiples of " + std::to_string(unit) + " bytes at head_dim " +
+                       std::to_string(p.head_dim));
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -110,7 +147,8 @@ size_t cuda_portable_workspace_bytes(const Params& p) {
 }
 
 Status cuda_portable_supports(const Params& p) {
-  CTXATTN_RETURN_IF_ERROR(cuda_feature_gate(p, "cuda_portable"));
+  // Skip-softmax runs dense here: no tile is ever skipped (docs/cuda-portable.md).
+  CTXATTN_RETURN_IF_ERROR(cuda_feature_gate(p, "cuda_portable", CudaFeatures{true, true}));
   int smem = 0;
   int block_m = 0;
   switch (p.head_dim) {
@@ -123,9 +161,11 @@ Status cuda_portable_supports(const Params& p) {
   }
   const bool q16 = p.q_dtype == CTXATTN_DTYPE_FLOAT16 || p.q_dtype == CTXATTN_DTYPE_BFLOAT16;
   const bool dtypes_ok = (q16 && (p.kv_dtype == p.q_dtype || p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3)) ||
-                         (p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3);
+                         (p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) ||
+                         p.kv_dtype == CTXATTN_DTYPE_NVFP4;
   if (!dtypes_ok) return unsupported("kv_cache: dtype combination not implemented by the portable CUDA backend");
   CTXATTN_RETURN_IF_ERROR(check_alignment(p));
+  CTXATTN_RETURN_IF_ERROR(check_scale_alignment(p));
   // A CTA walks packed rows (query row * G + head) up to two m-blocks past its first one
   // (sm80/work.cuh), which must stay inside int32; the gate allows num_tokens * num_qo_heads up to
   // INT32_MAX itself.
@@ -166,6 +206,7 @@ Status cuda_portable_run(const Params& p) {
   CTXATTN_RETURN_IF_ERROR(cuda_device_arch(p.device_index, &arch));
   DeviceGuard guard;
   CTXATTN_RETURN_IF_ERROR(guard.set(p.device_index));
+  CTXATTN_RETURN_IF_ERROR(reset_skip_stats(p));
   int sms = 0;
   CTXATTN_RETURN_IF_ERROR(cuda_sm_count(p.device_index, &sms));
   const sm80::LaunchEnv env{static_cast<cudaStream_t>(p.stream), p.device_index, p.enable_pdl, sms};

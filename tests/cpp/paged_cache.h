@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/numeric.h"
+#include "core/params.h"
 #include "ctxattn/ctxattn.h"
 
 namespace ctxattn_test {
@@ -74,7 +75,8 @@ struct ProblemSpec {
   int32_t head_dim = 64;
   int32_t page_size = 16;
   ctxattn_dtype_t q_dtype = CTXATTN_DTYPE_BFLOAT16;
-  ctxattn_dtype_t kv_dtype = CTXATTN_DTYPE_BFLOAT16;
+  ctxattn_dtype_t kv_dtype = CTXATTN_DTYPE_BFLOAT16;  // NVFP4: random e2m1 codes and e4m3 block
+                                                     // scales (kv_pad, page_pad multiples of 32)
   ctxattn_dtype_t out_dtype = CTXATTN_DTYPE_BFLOAT16;
   ctxattn_kv_layout_t kv_layout = CTXATTN_KV_LAYOUT_HND;
   KvForm kv_form = KvForm::kTuple;
@@ -138,6 +140,8 @@ class PagedProblem {
         {"workspace", workspace.data(), workspace.size()},
     };
     if (!v_cache.empty()) list.push_back({"v_cache", v_cache.data(), v_cache.size()});
+    if (!k_cache_sf.empty()) list.push_back({"k_cache_sf", k_cache_sf.data(), k_cache_sf.size()});
+    if (!v_cache_sf.empty()) list.push_back({"v_cache_sf", v_cache_sf.data(), v_cache_sf.size()});
     return list;
   }
 
@@ -156,6 +160,8 @@ class PagedProblem {
     a.query = move(a.query);
     a.k_cache = move(a.k_cache);
     a.v_cache = move(a.v_cache);
+    a.k_cache_sf = move(a.k_cache_sf);
+    a.v_cache_sf = move(a.v_cache_sf);
     a.block_tables = static_cast<const int32_t*>(move(a.block_tables));
     a.seq_lens = move(a.seq_lens);
     a.cum_seq_lens_q = static_cast<const int32_t*>(move(a.cum_seq_lens_q));
@@ -197,6 +203,7 @@ class PagedProblem {
 
   // ---- host buffers (public so tests can inspect and corrupt them) ----
   std::vector<uint8_t> query, k_cache, v_cache, out, out_scale, workspace;
+  std::vector<uint8_t> k_cache_sf, v_cache_sf;  // NVFP4 block scales
   std::vector<int32_t> block_tables, seq_lens, cu_q, cu_kv;
   std::vector<float> scales, sinks, lse;
   ctxattn_args_t args;
@@ -213,9 +220,20 @@ class PagedProblem {
     const int64_t page = block_tables[row + j / n];
     const int64_t* s = is_v ? args.v_strides : args.k_strides;
     const bool hnd = spec_.kv_layout == CTXATTN_KV_LAYOUT_HND;
-    const int64_t off = page * s[0] + (hnd ? g * s[1] + (j % n) * s[2] : (j % n) * s[1] + g * s[2]) + d;
+    const bool fp4 = spec_.kv_dtype == CTXATTN_DTYPE_NVFP4;
+    // NVFP4 strides count bytes, two e2m1 codes each, the even element in the low nibble.
+    const int64_t off = page * s[0] + (hnd ? g * s[1] + (j % n) * s[2] : (j % n) * s[1] + g * s[2]) + (fp4 ? d / 2 : d);
     const uint8_t* base = static_cast<const uint8_t*>(is_v ? args.v_cache : args.k_cache);
-    return get_value(base, spec_.kv_dtype, off);
+    if (!fp4) return get_value(base, spec_.kv_dtype, off);
+    // The block scale of (slot, d / 16): K's linear, V's where its 4-token interleave puts it.
+    const uint8_t byte = base[off];
+    const int64_t* sf = is_v ? args.v_sf_strides : args.k_sf_strides;
+    const int64_t blocks = spec_.head_dim / 16;
+    const ctxattn::ScaleSlot at = is_v ? ctxattn::nvfp4_v_scale_slot(j % n, d / 16, blocks)
+                                       : ctxattn::ScaleSlot{j % n, d / 16};
+    const int64_t sf_off = page * sf[0] + (hnd ? g * sf[1] + at.slot * sf[2] : at.slot * sf[1] + g * sf[2]) + at.block;
+    const uint8_t* sf_base = static_cast<const uint8_t*>(is_v ? args.v_cache_sf : args.k_cache_sf);
+    return ctxattn::e2m1_to_float(d % 2 ? byte >> 4 : byte & 0xF) * ctxattn::e4m3_to_float(sf_base[sf_off]);
   }
 
   void build() {
@@ -268,16 +286,24 @@ class PagedProblem {
     }
 
     // KV pool. Token rows have kv_pad extra elements, pages page_pad; the one-tensor form stacks K
-    // and V per page.
+    // and V per page. NVFP4 pools count e2m1 codes as elements (two a byte; byte strides are
+    // half the element strides), filled with code 15 (-6) where nothing is written, and have a
+    // scale pool of the same page / head / token structure with rows of D / 16 bytes and no
+    // padding, NaN (0x7f) wherever no token of a request lives.
     const ctxattn_dtype_t kvt = s.kv_dtype;
+    const bool fp4 = kvt == CTXATTN_DTYPE_NVFP4;
+    if (fp4 && (s.kv_pad % 32 != 0 || s.page_pad % 32 != 0 || D % 64 != 0 || N % 4 != 0)) {
+      throw std::invalid_argument("NVFP4 problems need kv_pad, page_pad % 32, D % 64 and N % 4 == 0");
+    }
     const int64_t row = D + s.kv_pad;
     const int64_t half = static_cast<int64_t>(Hkv) * N * row;  // one of K / V inside a page
     const int64_t page_stride = (s.kv_form == KvForm::kOneTensor ? 2 * half : half) + s.page_pad;
     const bool hnd = s.kv_layout == CTXATTN_KV_LAYOUT_HND;
     const int64_t st_head = hnd ? N * row : row, st_token = hnd ? row : Hkv * row;
     const int64_t pool_elems = std::max<int64_t>(P * page_stride, 1);
-    k_cache.assign(pool_elems * dtype_size(kvt), 0);
-    put_nan(k_cache.data(), kvt, 0, pool_elems);
+    auto elem_bytes = [&](int64_t elems) { return fp4 ? (elems + 1) / 2 : elems * static_cast<int64_t>(dtype_size(kvt)); };
+    k_cache.assign(elem_bytes(pool_elems), 0xff);
+    if (!fp4) put_nan(k_cache.data(), kvt, 0, pool_elems);
     if (s.kv_form == KvForm::kTuple) {
       v_cache = k_cache;
     } else {
@@ -285,18 +311,49 @@ class PagedProblem {
     }
     uint8_t* kbase = k_cache.data();
     uint8_t* vbase = s.kv_form == KvForm::kTuple ? v_cache.data()
-                     : s.kv_form == KvForm::kOneTensor ? k_cache.data() + half * dtype_size(kvt)
+                     : s.kv_form == KvForm::kOneTensor ? k_cache.data() + elem_bytes(half)
                                                        : k_cache.data();
+    const int64_t S = D / 16;
+    const int64_t sf_half = static_cast<int64_t>(Hkv) * N * S;
+    const int64_t sf_page = s.kv_form == KvForm::kOneTensor ? 2 * sf_half : sf_half;
+    const int64_t sf_head = hnd ? N * S : S, sf_token = hnd ? S : Hkv * S;
+    k_cache_sf.clear();
+    v_cache_sf.clear();
+    if (fp4) {
+      k_cache_sf.assign(std::max<int64_t>(P * sf_page, 1), 0x7f);
+      if (s.kv_form == KvForm::kTuple) v_cache_sf = k_cache_sf;
+    }
+    uint8_t* ksf = k_cache_sf.data();
+    uint8_t* vsf = s.kv_form == KvForm::kTuple ? v_cache_sf.data()
+                   : s.kv_form == KvForm::kOneTensor ? k_cache_sf.data() + sf_half
+                                                     : k_cache_sf.data();
+    const float fp4_scales[] = {0.25f, 0.5f, 1.0f, 2.0f};
+    auto put_row = [&](uint8_t* base, uint8_t* sf_base, bool is_v, int64_t page, int32_t g, int64_t slot) {
+      const int64_t off = page * page_stride + g * st_head + slot * st_token;
+      if (!fp4) {
+        for (int32_t d = 0; d < D; ++d) put_value(base, kvt, off + d, normal(rng));
+        return;
+      }
+      for (int32_t d = 0; d < D; d += 2) base[(off + d) / 2] = static_cast<uint8_t>(rng() & 0xff);
+      for (int64_t b = 0; b < S; ++b) {
+        const ctxattn::ScaleSlot at = is_v ? ctxattn::nvfp4_v_scale_slot(slot, b, S) : ctxattn::ScaleSlot{slot, b};
+        sf_base[page * sf_page + g * sf_head + at.slot * sf_token + at.block] =
+            ctxattn::float_to_e4m3(fp4_scales[rng() % 4]);
+      }
+    };
     for (int32_t b = 0; b < B; ++b) {
       for (int64_t j = 0; j < s.kv_lens[b]; ++j) {
         const int64_t page = block_tables[b * table_stride + j / N];
         const int64_t vpage = block_tables[b * table_stride + (s.separate_kv_idx ? cols : 0) + j / N];
         for (int32_t g = 0; g < Hkv; ++g) {
-          const int64_t off = page * page_stride + g * st_head + (j % N) * st_token;
-          const int64_t voff = vpage * page_stride + g * st_head + (j % N) * st_token;
-          for (int32_t d = 0; d < D; ++d) put_value(kbase, kvt, off + d, normal(rng));
-          if (s.kv_form == KvForm::kShared) continue;
-          for (int32_t d = 0; d < D; ++d) put_value(vbase, kvt, voff + d, normal(rng));
+          put_row(kbase, ksf, false, page, g, j % N);
+          if (s.kv_form == KvForm::kShared) {
+            // V := K reads K's scale rows through V's interleave too: write those positions
+            // (and the row's codes again), so no read of a live token meets the NaN fill.
+            if (fp4) put_row(kbase, ksf, true, page, g, j % N);
+            continue;
+          }
+          put_row(vbase, vsf, true, vpage, g, j % N);
         }
       }
     }
@@ -304,11 +361,21 @@ class PagedProblem {
     args.v_cache = vbase;
     args.kv_dtype = kvt;
     args.kv_layout = s.kv_layout;
+    const int64_t unit = fp4 ? 2 : 1;  // elements a stride unit
     for (int kv = 0; kv < 2; ++kv) {
       int64_t* st = kv ? args.v_strides : args.k_strides;
-      st[0] = page_stride;
-      st[1] = hnd ? st_head : st_token;
-      st[2] = hnd ? st_token : st_head;
+      st[0] = page_stride / unit;
+      st[1] = (hnd ? st_head : st_token) / unit;
+      st[2] = (hnd ? st_token : st_head) / unit;
+      if (!fp4) continue;
+      int64_t* sst = kv ? args.v_sf_strides : args.k_sf_strides;
+      sst[0] = sf_page;
+      sst[1] = hnd ? sf_head : sf_token;
+      sst[2] = hnd ? sf_token : sf_head;
+    }
+    if (fp4) {
+      args.k_cache_sf = ksf;
+      args.v_cache_sf = vsf;
     }
 
     // Query: rows of D + q_pad elements, tokens padded by q_pad more; gaps and extra rows NaN.

@@ -43,6 +43,17 @@ std::vector<ProblemSpec> small_cases() {
     s.separate_kv_idx = true, s.kv_form = form;
     cases.push_back(s);
   }
+  // NVFP4 caches (D a multiple of 64): each query dtype, both layouts, each pool form, both index
+  // layouts; the oracle decodes codes and scales through paged_cache.h's own arithmetic.
+  s = cases[1];
+  s.head_dim = 64, s.kv_dtype = CTXATTN_DTYPE_NVFP4;
+  cases.push_back(s);
+  s.q_dtype = CTXATTN_DTYPE_FLOAT8_E4M3, s.out_dtype = CTXATTN_DTYPE_FLOAT8_E4M3, s.kv_layout = CTXATTN_KV_LAYOUT_NHD;
+  s.kv_form = KvForm::kOneTensor, s.separate_kv_idx = true, s.kv_pad = 32;
+  cases.push_back(s);
+  s.q_dtype = CTXATTN_DTYPE_FLOAT16, s.out_dtype = CTXATTN_DTYPE_FLOAT16, s.kv_form = KvForm::kShared;
+  s.head_dim = 128, s.page_size = 4, s.separate_kv_idx = false;
+  cases.push_back(s);
   return cases;
 }
 

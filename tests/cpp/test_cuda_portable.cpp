@@ -74,7 +74,9 @@ ProblemSpec random_spec(std::mt19937_64& rng, uint64_t seed, bool small) {
                                       {CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT16},
                                       {CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3},
                                       {CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3},
-                                      {CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3}};
+                                      {CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT8_E4M3},
+                                      {CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_NVFP4},
+                                      {CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_NVFP4}};
   const std::vector<ctxattn_dtype_t> outs = {CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3,
                                              CTXATTN_DTYPE_NVFP4};
   const std::vector<int> head_dims = {64, 128, 128, 256};
@@ -111,6 +113,10 @@ ProblemSpec random_spec(std::mt19937_64& rng, uint64_t seed, bool small) {
     s.extra_rows = static_cast<int32_t>(rng() % 4);
     s.extra_pages = static_cast<int32_t>(rng() % 5);
     s.separate_kv_idx = chance(25);
+    if (s.kv_dtype == CTXATTN_DTYPE_NVFP4) {  // SPEC 8.1: pages of 4+ tokens; rows stay 16-byte aligned
+      s.page_size = std::max(s.page_size, 4);
+      s.kv_pad = s.kv_pad > 0 ? 32 : 0;
+    }
     const int batch = 1 + static_cast<int>(rng() % (small ? 3 : 5));
     ragged_lengths(&s, batch, q_choices, small ? 150 : 700, rng());
     if (reference_work(s) <= (small ? 4e6 : 1.2e8)) break;

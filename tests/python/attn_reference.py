@@ -37,6 +37,9 @@ DEVICES = [
     ),
 ]
 
+# Head dims the CUDA backends build.
+GPU_HEAD_DIMS = (64, 128, 256)
+
 # SPEC section 6: (rtol, atol) by (inputs, output) kind.
 TOL_16BIT = (1e-2, 1e-2)
 TOL_FP8_IN = (4e-2, 6e-2)
@@ -324,15 +327,12 @@ def call(case, **extra):
 
 def gpu_refusal(case):
     """The argument a CUDA call of `case` is refused for (NotImplementedError naming it) by the
-    GPU backends today, or None: NVFP4 KV caches, skip-softmax and head dims the GPU kernels lack."""
+    GPU backends today, or None. NVFP4 caches run on the portable backend (AUTO sends them there)
+    and skip-softmax factors run on the sm90 kernels, elsewhere dense; head dims the GPU kernels
+    lack are refused."""
     if case.query.device.type != "cuda":
         return None
-    kv = case.kv_cache[0] if isinstance(case.kv_cache, tuple) else case.kv_cache
-    if kv.dtype == torch.uint8:
-        return "kv_cache_sf"
-    if case.kwargs.get("skip_softmax_threshold_scale_factor"):
-        return "skip_softmax_threshold_scale_factor"
-    if case.query.shape[2] not in (64, 128, 256):
+    if case.query.shape[2] not in GPU_HEAD_DIMS:
         return "head_dim"
     return None
 

@@ -120,15 +120,69 @@ def test_geometry_arguments_are_checked():
                 pass
 
 
-@pytest.mark.parametrize("device", [d for d in DEVICES if not (isinstance(d, str) and d == "cpu")])
-@pytest.mark.parametrize("feature", ["skip", "nvfp4"])
-def test_gpu_backends_refuse_what_they_do_not_run_yet(device, feature):
-    """Until the GPU kernels run them, a CUDA call with these raises NotImplementedError naming
-    the argument; None / 0 skip factors run."""
-    kw = {"skip": dict(skip=0.5), "nvfp4": dict(q_dtype=FP8, kv_dtype="nvfp4", head_dim=128)}[feature]
-    case = concentrated(device, q_lens=(20,), prefix_lens=(100,), **kw)
-    name = {"skip": "skip_softmax_threshold_scale_factor", "nvfp4": "kv_cache_sf"}[feature]
-    with pytest.raises(NotImplementedError, match=name):
+GPU_DEVICES = [d for d in DEVICES if not (isinstance(d, str) and d == "cpu")]
+
+
+def _sm90_ready():
+    return torch.cuda.is_available() and ctxattn.has_cuda() and torch.cuda.get_device_capability() == (9, 0)
+
+
+SM90 = pytest.mark.skipif(not _sm90_ready(), reason="needs a Hopper GPU and a libctxattn with the sm90 kernels")
+
+
+@pytest.mark.parametrize("device", GPU_DEVICES)
+@pytest.mark.parametrize("factor", [1e-30, 0.5, 200.0])
+def test_portable_backend_runs_skip_factors_dense(device, factor):
+    """cuda_portable votes on no tile: any factor gives bitwise its dense result, statistics (0, 0)."""
+    case = concentrated(device, q_lens=(200, 20), prefix_lens=(500, 100), skip=factor)
+    out, _, stats = run(case, "cuda_portable")
+    dense = concentrated(device, q_lens=(200, 20), prefix_lens=(500, 100))
+    ref, _, _ = run(dense, "cuda_portable")
+    assert stats == (0, 0) and torch.equal(out.view(torch.int16), ref.view(torch.int16))
+    check_dense(dense, out)
+
+
+# The sm90 kernels' vote geometry (kernel.cuh SkipVote): each consumer warpgroup's 64 packed rows
+# x the kernel's key tile (traits.cuh kBlockN: 128, 64 for 16-bit D = 256; e4m3 Q/K/V 128 on
+# requests under 4096 keys), tiles from the last to the first. Requests stay under 8192 keys, so no
+# call splits (a split piece votes against its own running maximum).
+@SM90
+@pytest.mark.parametrize("head_dim,keys", [(64, 128), (128, 128), (256, 64)])
+@pytest.mark.parametrize("factor", [1e-30, 0.5, 8.0, 200.0])
+def test_sm90_votes_as_the_rule_at_its_geometry(head_dim, keys, factor):
+    case = concentrated("cuda", skip=factor, head_dim=head_dim)
+    out, lse, stats = run(case, "cuda_sm90")
+    counted, skipped = check_against_rule(case, out, lse, stats, rows=64, keys=keys)
+    assert counted > 0 and (skipped > 0) == (factor >= 8.0)
+
+
+@SM90
+@pytest.mark.parametrize("extra", [
+    dict(num_qo_heads=10, num_kv_heads=2), dict(window_left=300), dict(sinks="tensor"), dict(causal=False),
+    dict(q_dtype=FP8, kv_dtype=FP8, head_dim=128), dict(q_dtype=FP8, kv_dtype=FP8, head_dim=256),
+    dict(shared_idx=False), dict(kv_layout="NHD", page_size=64), dict(page_size=1), dict(q_dtype=torch.float16),
+], ids=str)
+def test_sm90_with_every_feature(extra):
+    keys = 64 if extra.get("head_dim", 64) == 256 and extra.get("q_dtype") != FP8 else 128
+    case = concentrated("cuda", skip=30.0, **extra)
+    out, lse, stats = run(case, "cuda_sm90")
+    check_against_rule(case, out, lse, stats, rows=64, keys=keys)
+
+
+@SM90
+def test_sm90_sends_16bit_queries_over_an_e4m3_cache_to_the_portable_kernel():
+    case = concentrated("cuda", skip=30.0, q_dtype=torch.float16, kv_dtype=FP8, head_dim=128)
+    with ctxattn.use_backend("cuda_sm90"), pytest.raises(NotImplementedError, match="skip_softmax"):
         call(case)
-    dense = concentrated(device, q_lens=(20,), prefix_lens=(100,), skip=0.0)
-    check_dense(dense, call(dense))
+    out, _, stats = run(case, "auto")
+    assert stats == (0, 0)
+    check_dense(concentrated("cuda", q_dtype=torch.float16, kv_dtype=FP8, head_dim=128), out)
+
+
+@SM90
+def test_sm90_skipping_is_deterministic():
+    case = concentrated("cuda", skip=30.0, head_dim=128)
+    first, _, stats = run(case, "cuda_sm90")
+    for _ in range(3):
+        again, _, again_stats = run(case, "cuda_sm90")
+        assert torch.equal(first.view(torch.int16), again.view(torch.int16)) and again_stats == stats

@@ -8,6 +8,8 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 namespace ctxattn {
 
 template <typename T>
@@ -63,6 +65,39 @@ __device__ __forceinline__ void e4m3x4_to<__nv_bfloat16>(uint32_t x, uint32_t& l
   const float2 f23 = __half22float2(*reinterpret_cast<const __half2*>(&h23));
   lo = pack_float2<__nv_bfloat16>(f01.x, f01.y);
   hi = pack_float2<__nv_bfloat16>(f23.x, f23.y);
+}
+
+// One e4m3 byte (bits 0-7 of `x`) as an fp16 pair holding its value twice.
+__device__ __forceinline__ uint32_t e4m3_to_half2_splat(uint32_t x) {
+  x &= 0xffu;
+  return e4m3x2_to_half2_bits(x | (x << 16));
+}
+
+// Eight NVFP4 values (one 32-bit word, element 2i in the low nibble of byte i; e2m1 codes with
+// bit 3 the sign) times one block scale (`scale`: an fp16 pair holding it twice) to eight values
+// of T, as four packed pairs. e2m1 is 1-2-1 with bias 1: its three magnitude bits placed at the
+// top of fp16's exponent and mantissa give the value times 2^-14 (the subnormal 0.5 included),
+// which one exact multiply restores. code x scale has at most 6 significant bits and lies in
+// [2^-10, 2688]: exact in fp16, and in bf16 after it, so the decode loses nothing.
+template <typename T>
+__device__ __forceinline__ uint4 e2m1x8_scaled_to(uint32_t x, uint32_t scale) {
+  const __half2 restore = __half2(__half(16384.0f), __half(16384.0f));
+  uint32_t out[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t byte = x >> (8 * i);
+    const uint32_t codes = (byte & 0xfu) | ((byte << 12) & 0xf0000u);  // nibbles at lanes 0 and 1
+    const uint32_t bits = ((codes & 0x00070007u) << 9) | ((codes & 0x00080008u) << 12);
+    const __half2 v = __hmul2(__hmul2(*reinterpret_cast<const __half2*>(&bits), restore),
+                              *reinterpret_cast<const __half2*>(&scale));
+    if constexpr (std::is_same<T, __half>::value) {
+      out[i] = *reinterpret_cast<const uint32_t*>(&v);
+    } else {
+      const float2 f = __half22float2(v);
+      out[i] = pack_float2<T>(f.x, f.y);
+    }
+  }
+  return make_uint4(out[0], out[1], out[2], out[3]);
 }
 
 // Sixteen e4m3 values (one 16-byte chunk) to sixteen values of T (two 16-byte chunks).

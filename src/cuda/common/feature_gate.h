@@ -1,7 +1,7 @@
-// The FlashInfer 0.7.2 features (SPEC 8) the CUDA backends do not run yet (NVFP4 KV caches,
-// skip-softmax; separate K / V page indices they run): each backend's supports() asks here
-// first, so a call with one of them is refused with the argument and the backend named, never
-// run as something else. The CPU backends run all of them.
+// The FlashInfer 0.7.2 features (SPEC 8) a CUDA backend may not run (yet): each backend's
+// supports() asks here first with what it runs, so a call with a feature it lacks is refused with
+// the argument and the backend named, never run as something else (AUTO then asks the next
+// backend). Separate K / V page indices every CUDA backend runs; the CPU backends run everything.
 #pragma once
 
 #include <string>
@@ -11,16 +11,21 @@
 
 namespace ctxattn {
 
-inline Status cuda_feature_gate(const Params& p, const char* backend) {
+struct CudaFeatures {
+  bool nvfp4_kv;      // kv_cache_sf: an NVFP4 KV cache
+  bool skip_softmax;  // a non-zero skip_softmax_threshold_scale_factor
+};
+
+inline Status cuda_feature_gate(const Params& p, const char* backend, CudaFeatures runs) {
   const std::string by = std::string(" on the ") + backend + " backend";
-  if (p.kv_dtype == CTXATTN_DTYPE_NVFP4) {
+  if (p.kv_dtype == CTXATTN_DTYPE_NVFP4 && !runs.nvfp4_kv) {
     return Status::Error(CTXATTN_STATUS_UNSUPPORTED,
-                         "kv_cache_sf: an NVFP4 KV cache is not implemented" + by + " yet (CPU tensors run it)");
+                         "kv_cache_sf: an NVFP4 KV cache is not implemented" + by + " (cuda_portable and CPU tensors run it)");
   }
-  if (p.skip_softmax_factor != 0.0f) {
+  if (p.skip_softmax_factor != 0.0f && !runs.skip_softmax) {
     return Status::Error(CTXATTN_STATUS_UNSUPPORTED,
                          "skip_softmax_threshold_scale_factor: skip-softmax is not implemented" + by +
-                             " yet; None or 0 run dense attention (CPU tensors run it)");
+                             "; None or 0 run dense attention");
   }
   return Status::Ok();
 }

@@ -53,9 +53,9 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm)
   const uint32_t raw_v = smem_base + Tr::kSmemRawV;
   auto k_tile = [&](int n) { return smem_base + Tr::kSmemK + (n & (Tr::kStages - 1)) * Tr::kKvTileBytes; };
   auto v_tile = [&](int n) { return smem_base + Tr::kSmemV + (n & (Tr::kStages - 1)) * Tr::kKvTileBytes; };
-  // Where tile n is issued: the raw fp8 tile, or its 16-bit stage.
-  auto k_dst = [&](int n) { return Tr::kKvFp8 ? raw_k : k_tile(n); };
-  auto v_dst = [&](int n) { return Tr::kKvFp8 ? raw_v : v_tile(n); };
+  // Where tile n is issued: the raw e4m3 / NVFP4 tile, or its 16-bit stage.
+  auto k_dst = [&](int n) { return Tr::kKvRaw ? raw_k : k_tile(n); };
+  auto v_dst = [&](int n) { return Tr::kKvRaw ? raw_v : v_tile(n); };
 
   const int group = p.group_size;
   // Query row (inside the request) and head of each accumulator row of this thread.
@@ -109,9 +109,10 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm)
   for (; n >= n_min; --n) {
     if (n != mask.n_max) {
       cp_async_wait_all();
-      if constexpr (Tr::kKvFp8) __syncthreads();  // the single 16-bit tile is free again
+      // The single 16-bit tile is free again (and NVFP4's scales, copied by other threads, landed).
+      if constexpr (Tr::kKvRaw) __syncthreads();
     }
-    if constexpr (Tr::kKvFp8) gather.widen(raw_k, raw_v, k_tile(n), v_tile(n));
+    if constexpr (Tr::kKvRaw) gather.widen(raw_k, raw_v, k_tile(n), v_tile(n));
     // Tile n visible to all warps; every warp is done with the stage tile n-1 is issued into.
     __syncthreads();
     if (n - 1 >= n_min) {

@@ -20,7 +20,7 @@ struct LaunchEnv {
 };
 
 // Launches the attention kernel for the validated call; returns the launch error, if any.
-template <MmaType kType, int kHeadDim, bool kKvFp8>
+template <MmaType kType, int kHeadDim, KvStore kStore>
 Status run_attention(const Params& p, const LaunchEnv& env);
 
 }  // namespace sm80

@@ -97,6 +97,7 @@ struct KvGather {
   const int32_t* table;    // the request's block-table row
   const int32_t* v_table;  // its V row (the same unless K / V page indices are separate)
   int kv_len;
+  int kv_head;
   int col0;  // first chunk column this thread loads; the others follow every kKvThreadsPerRow
   int row0;  // first tile row this thread loads; the others follow every kKvRowsPerPass rows
   int32_t page[kRows];  // page ids of the next tile to issue
@@ -104,11 +105,12 @@ struct KvGather {
   __device__ KvGather(const Params& p, const CtaWork& w, int tid) {
     col0 = tid % Tr::kKvThreadsPerRow;
     row0 = tid / Tr::kKvThreadsPerRow;
-    k_head = static_cast<const char*>(p.k) + w.kv_head * p.k_stride_head * Tr::kKvBytes + col0 * 16;
-    v_head = static_cast<const char*>(p.v) + w.kv_head * p.v_stride_head * Tr::kKvBytes + col0 * 16;
+    k_head = static_cast<const char*>(p.k) + w.kv_head * p.k_stride_head * Tr::kKvStrideBytes + col0 * 16;
+    v_head = static_cast<const char*>(p.v) + w.kv_head * p.v_stride_head * Tr::kKvStrideBytes + col0 * 16;
     table = p.block_tables + static_cast<int64_t>(w.batch) * p.block_tables_stride;
     v_table = p.v_block_tables + static_cast<int64_t>(w.batch) * p.block_tables_stride;
     kv_len = w.kv_len;
+    kv_head = w.kv_head;
   }
 
   __device__ __forceinline__ int row(int k) const { return row0 + k * Tr::kKvRowsPerPass; }
@@ -127,15 +129,19 @@ struct KvGather {
     }
   }
 
-  // Destination of chunk (row k, column c) of this thread: the raw fp8 tile is unswizzled (only
-  // its writer reads it back), 16-bit tiles are swizzled for ldmatrix.
+  // Destination of chunk (row k, column c) of this thread: the raw e4m3 / NVFP4 tile is
+  // unswizzled (only its writer reads it back), 16-bit tiles are swizzled for ldmatrix.
   __device__ __forceinline__ uint32_t dst_offset(int k, int c) const {
-    if constexpr (Tr::kKvFp8) return (row(k) * Tr::kKvRowChunks + col(c)) * 16;
+    if constexpr (Tr::kKvRaw) return (row(k) * Tr::kKvRowChunks + col(c)) * 16;
     return swizzled_chunk(row(k), col(c), Tr::kRowChunks);
   }
 
-  // Issues tile n (page ids from fetch_pages(n)) into the K/V tiles at k_dst / v_dst.
+  // Issues tile n (page ids from fetch_pages(n)) into the K/V tiles at k_dst / v_dst (NVFP4:
+  // the raw tiles, with the block scales into the scale tiles beside them).
   __device__ __forceinline__ void issue(const Params& p, int n, uint32_t k_dst, uint32_t v_dst) const {
+    if constexpr (Tr::kKvFp4) {
+      issue_scales(p, n, k_dst + (Tr::kSmemScaleK - Tr::kSmemRawK), v_dst + (Tr::kSmemScaleV - Tr::kSmemRawV));
+    }
     if (p.separate_kv_idx) {
       issue_separate(p, n, k_dst, v_dst);
       return;
@@ -148,8 +154,8 @@ struct KvGather {
       const int32_t id = page[k];
       if (id >= 0 && id < p.num_pages) {
         const int64_t slot = token & (p.page_size - 1);
-        const char* k_src = k_head + (id * p.k_stride_page + slot * p.k_stride_token) * Tr::kKvBytes;
-        const char* v_src = v_head + (id * p.v_stride_page + slot * p.v_stride_token) * Tr::kKvBytes;
+        const char* k_src = k_head + (id * p.k_stride_page + slot * p.k_stride_token) * Tr::kKvStrideBytes;
+        const char* v_src = v_head + (id * p.v_stride_page + slot * p.v_stride_token) * Tr::kKvStrideBytes;
 #pragma unroll
         for (int c = 0; c < kCols; ++c) {
           cp_async_16(k_dst + dst_offset(k, c), k_src + c * Tr::kKvThreadsPerRow * 16);
@@ -179,7 +185,7 @@ struct KvGather {
       const int32_t id = page[k];
       const int32_t vid = id == kPastEnd ? kPastEnd : column < p.max_pages_per_seq ? __ldg(v_table + column) : -1;
       if (id >= 0 && id < p.num_pages) {
-        const char* k_src = k_head + (id * p.k_stride_page + slot * p.k_stride_token) * Tr::kKvBytes;
+        const char* k_src = k_head + (id * p.k_stride_page + slot * p.k_stride_token) * Tr::kKvStrideBytes;
 #pragma unroll
         for (int c = 0; c < kCols; ++c) cp_async_16(k_dst + dst_offset(k, c), k_src + c * Tr::kKvThreadsPerRow * 16);
       } else {
@@ -187,7 +193,7 @@ struct KvGather {
         for (int c = 0; c < kCols; ++c) st_shared_16(k_dst + dst_offset(k, c), id == kPastEnd ? zero : nan);
       }
       if (vid >= 0 && vid < p.num_pages) {
-        const char* v_src = v_head + (vid * p.v_stride_page + slot * p.v_stride_token) * Tr::kKvBytes;
+        const char* v_src = v_head + (vid * p.v_stride_page + slot * p.v_stride_token) * Tr::kKvStrideBytes;
 #pragma unroll
         for (int c = 0; c < kCols; ++c) cp_async_16(v_dst + dst_offset(k, c), v_src + c * Tr::kKvThreadsPerRow * 16);
       } else {
@@ -197,9 +203,79 @@ struct KvGather {
     }
   }
 
-  // fp8 KV: widens this thread's own chunks of the raw tiles into the 16-bit tiles. Only the
-  // thread that issued a chunk reads it, so a cp.async wait (no barrier) makes it safe.
+  // NVFP4: the block scales of tile n, one token row of K's (thread t < kBlockN: row t) and one
+  // of V's (the next kBlockN threads) a thread, kScaleRowBytes each, from the same pages as the
+  // data (V's from the V ids when they are separate). A row past kv_len gets zeros; a row whose
+  // page id lies outside the pool is never read and gets NaN scales (K, and V with separate ids)
+  // or zeros (V of a shared id), as the data rows do.
+  __device__ __forceinline__ void issue_scales(const Params& p, int n, uint32_t k_scales, uint32_t v_scales) const {
+    constexpr int kBytes = Tr::kScaleRowBytes;
+    const int tid = row0 * Tr::kKvThreadsPerRow + col0;
+    if (tid >= 2 * Tr::kBlockN) return;
+    const bool is_v = tid >= Tr::kBlockN;
+    const int r = is_v ? tid - Tr::kBlockN : tid;
+    const uint32_t dst = (is_v ? v_scales : k_scales) + r * kBytes;
+    const int token = n * Tr::kBlockN + r;
+    int32_t id = kPastEnd;
+    if (token < kv_len) {
+      const int column = token >> p.log2_page_size;
+      id = column < p.max_pages_per_seq ? __ldg((is_v ? v_table : table) + column) : -1;
+    }
+    if (id >= 0 && id < p.num_pages) {
+      const int64_t slot = token & (p.page_size - 1);
+      const uint8_t* src = is_v ? p.v_sf + id * p.v_sf_stride_page + kv_head * p.v_sf_stride_head +
+                                      slot * p.v_sf_stride_token
+                                : p.k_sf + id * p.k_sf_stride_page + kv_head * p.k_sf_stride_head +
+                                      slot * p.k_sf_stride_token;
+      if constexpr (kBytes >= 16) {
+#pragma unroll
+        for (int i = 0; i < kBytes; i += 16) cp_async_16(dst + i, src + i);
+      } else {
+        cp_async_narrow<kBytes>(dst, src);
+      }
+    } else {
+      const bool nan = id != kPastEnd && (!is_v || p.separate_kv_idx);
+      const uint32_t fill = nan ? 0x7f7f7f7fu : 0u;  // 0x7f: e4m3's NaN
+#pragma unroll
+      for (int i = 0; i < kBytes; i += 4) st_shared_32(dst + i, fill);
+    }
+  }
+
+  // e4m3 / NVFP4 KV: widens this thread's own chunks of the raw tiles into the 16-bit tiles.
+  // Only the thread that issued a chunk reads it, so a cp.async wait makes e4m3 safe; NVFP4's
+  // block scales come from other threads, and the caller puts a barrier after the wait.
   __device__ __forceinline__ void widen(uint32_t raw_k, uint32_t raw_v, uint32_t k_dst, uint32_t v_dst) const {
+    if constexpr (Tr::kKvFp4) {
+      constexpr int S = Tr::kScaleRowBytes;
+      const uint32_t k_scales = raw_k + (Tr::kSmemScaleK - Tr::kSmemRawK);
+      const uint32_t v_scales = raw_v + (Tr::kSmemScaleV - Tr::kSmemRawV);
+#pragma unroll
+      for (int k = 0; k < kRows; ++k) {
+        const int r = row(k);
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) {
+          // Chunk (r, col) holds elements [32 col, 32 col + 32): blocks 2 col and 2 col + 1, the
+          // 16-bit chunks 4 col .. 4 col + 3.
+          const int cc = col(c);
+          const uint4 rk = ld_shared_16(raw_k + dst_offset(k, c));
+          const uint4 rv = ld_shared_16(raw_v + dst_offset(k, c));
+          const uint32_t ks0 = e4m3_to_half2_splat(ld_shared_8bit(k_scales + r * S + 2 * cc));
+          const uint32_t ks1 = e4m3_to_half2_splat(ld_shared_8bit(k_scales + r * S + 2 * cc + 1));
+          // V's scale of (r, s) sits at (r / 4) * 4S + 4s + r % 4 of the tile (SPEC 8.1).
+          const uint32_t v_at = v_scales + (r / 4) * 4 * S + r % 4 + 4 * (2 * cc);
+          const uint32_t vs0 = e4m3_to_half2_splat(ld_shared_8bit(v_at));
+          const uint32_t vs1 = e4m3_to_half2_splat(ld_shared_8bit(v_at + 4));
+          const uint32_t kw[4] = {rk.x, rk.y, rk.z, rk.w};
+          const uint32_t vw[4] = {rv.x, rv.y, rv.z, rv.w};
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const uint32_t off = swizzled_chunk(r, 4 * cc + i, Tr::kRowChunks);
+            st_shared_16(k_dst + off, e2m1x8_scaled_to<T>(kw[i], i < 2 ? ks0 : ks1));
+            st_shared_16(v_dst + off, e2m1x8_scaled_to<T>(vw[i], i < 2 ? vs0 : vs1));
+          }
+        }
+      }
+    }
     if constexpr (Tr::kKvFp8) {
 #pragma unroll
       for (int k = 0; k < kRows; ++k) {

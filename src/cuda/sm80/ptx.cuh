@@ -20,6 +20,14 @@ __device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
 }
 
+// 4 or 8 bytes global -> shared (the narrow copies exist only in the .ca form); both addresses
+// aligned to kBytes.
+template <int kBytes>
+__device__ __forceinline__ void cp_async_narrow(uint32_t dst, const void* src) {
+  static_assert(kBytes == 4 || kBytes == 8, "cp.async copies 4, 8 or 16 bytes");
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(src), "n"(kBytes) : "memory");
+}
+
 // Waits until every cp.async this thread issued has landed in shared memory.
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
 
@@ -39,6 +47,12 @@ __device__ __forceinline__ uint4 ld_shared_16(uint32_t src) {
 
 __device__ __forceinline__ void st_shared_32(uint32_t dst, uint32_t v) {
   asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(dst), "r"(v) : "memory");
+}
+
+__device__ __forceinline__ uint32_t ld_shared_8bit(uint32_t src) {
+  uint32_t v;
+  asm volatile("ld.shared.u8 %0, [%1];\n" : "=r"(v) : "r"(src) : "memory");
+  return v;
 }
 
 __device__ __forceinline__ void st_shared_16bit(uint32_t dst, uint16_t v) {

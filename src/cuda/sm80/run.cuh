@@ -22,9 +22,9 @@ struct MmaCType<MmaType::kBFloat16> {
   using type = __nv_bfloat16;
 };
 
-template <MmaType kType, int kHeadDim, bool kKvFp8>
+template <MmaType kType, int kHeadDim, KvStore kStore>
 Status run_attention(const Params& p, const LaunchEnv& env) {
-  using Tr = Traits<kHeadDim, kKvFp8>;
+  using Tr = Traits<kHeadDim, kStore>;
   using T = typename MmaCType<kType>::type;
   // A wave is kMinBlocksPerSm CTAs an SM: the split-KV target.
   const SplitPlan plan = make_split_plan(p, env.sm_count * Tr::kMinBlocksPerSm, Tr::kBlockM, 1, Tr::kSplitGroupFloats,
@@ -48,9 +48,9 @@ Status run_attention(const Params& p, const LaunchEnv& env) {
 }  // namespace ctxattn
 
 // One explicit instantiation; the files under inst/ hold nothing else.
-#define CTXATTN_SM80_INSTANTIATE(type, head_dim, kv_fp8)                                          \
-  namespace ctxattn {                                                                             \
-  namespace sm80 {                                                                                \
-  template Status run_attention<MmaType::type, head_dim, kv_fp8>(const Params&, const LaunchEnv&); \
-  }                                                                                               \
+#define CTXATTN_SM80_INSTANTIATE(type, head_dim, kv_store)                                                \
+  namespace ctxattn {                                                                                     \
+  namespace sm80 {                                                                                        \
+  template Status run_attention<MmaType::type, head_dim, KvStore::kv_store>(const Params&, const LaunchEnv&); \
+  }                                                                                                       \
   }

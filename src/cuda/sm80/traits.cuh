@@ -14,11 +14,18 @@ namespace sm80 {
 // The matrix (MMA operand) type; the C++ type lives in the instantiation (kernel.cuh).
 enum class MmaType { kFloat16, kBFloat16 };
 
-template <int kHeadDim_, bool kKvFp8_>
+// How the cache stores K and V: in the matrix type itself, as float8_e4m3fn, or as NVFP4 (two
+// e2m1 codes a byte plus one e4m3 block scale per 16 elements of a token row, SPEC 8.1).
+enum class KvStore { k16, kE4m3, kNvfp4 };
+
+template <int kHeadDim_, KvStore kStore_>
 struct Traits {
   static constexpr int kHeadDim = kHeadDim_;
-  // K/V are stored as float8_e4m3fn in the cache and widened in shared memory.
-  static constexpr bool kKvFp8 = kKvFp8_;
+  static constexpr KvStore kStore = kStore_;
+  static constexpr bool kKvFp8 = kStore == KvStore::kE4m3;
+  static constexpr bool kKvFp4 = kStore == KvStore::kNvfp4;
+  // e4m3 and NVFP4 K/V land in a raw tile and are widened into the 16-bit tile in shared memory.
+  static constexpr bool kKvRaw = kStore != KvStore::k16;
 
   // 128 packed rows with 4 warps of 32 rows for D <= 128: each warp runs two m16 atoms off
   // every K/V fragment it loads, which halves shared-memory traffic per MMA against 16-row
@@ -28,7 +35,7 @@ struct Traits {
   // D = 256 keeps one atom (O alone is 128 floats) and a 64 x 32 tile.
   static constexpr int kMAtoms = kHeadDim <= 128 ? 2 : 1;
   static constexpr int kBlockM = kHeadDim <= 128 ? 128 : 64;
-  static constexpr int kBlockN = kHeadDim <= 64 || (kHeadDim <= 128 && !kKvFp8) ? 64 : 32;
+  static constexpr int kBlockN = kHeadDim <= 64 || (kHeadDim <= 128 && !kKvRaw) ? 64 : 32;
   static constexpr int kWarpRows = 16 * kMAtoms;
   static constexpr int kWarps = kBlockM / kWarpRows;
   static constexpr int kThreads = kWarps * 32;
@@ -45,11 +52,12 @@ struct Traits {
   static constexpr int kRowChunks = kHeadDim * 2 / 16;
   static_assert(kRowChunks >= 8, "the swizzle needs at least 8 chunks a row");
 
-  // KV as it sits in memory: 16-byte chunks of 8 (16-bit) or 16 (fp8) elements. A thread loads
-  // kKvCols chunks of each of kKvRows rows: few rows, so few page ids held in registers; its
-  // chunks of a row are kKvThreadsPerRow apart, so each warp-wide copy reads whole sectors.
-  static constexpr int kKvBytes = kKvFp8 ? 1 : 2;
-  static constexpr int kKvElemsPerChunk = 16 / kKvBytes;
+  // KV as it sits in memory: 16-byte chunks of 8 (16-bit), 16 (fp8) or 32 (NVFP4) elements. A
+  // thread loads kKvCols chunks of each of kKvRows rows: few rows, so few page ids held in
+  // registers; its chunks of a row are kKvThreadsPerRow apart, so each warp-wide copy reads whole
+  // sectors. kKvStrideBytes: bytes a unit of the cache's strides (NVFP4 strides count bytes).
+  static constexpr int kKvStrideBytes = kStore == KvStore::k16 ? 2 : 1;
+  static constexpr int kKvElemsPerChunk = kKvFp4 ? 32 : 16 / kKvStrideBytes;
   static constexpr int kKvRowChunks = kHeadDim / kKvElemsPerChunk;
   static constexpr int kKvChunksPerThread = kBlockN * kKvRowChunks / kThreads;
   static constexpr int kKvCols = kKvChunksPerThread < 4 ? kKvChunksPerThread : 4;
@@ -60,19 +68,29 @@ struct Traits {
   static_assert(kKvRows * kKvCols == kKvChunksPerThread, "every chunk of a tile is loaded once");
 
   // 16-bit KV: two stages, the next tile lands while this one is used (one barrier an iteration).
-  // fp8 KV: the raw bytes are the in-flight stage, widened into a single 16-bit tile.
-  static constexpr int kStages = kKvFp8 ? 1 : 2;
+  // e4m3 / NVFP4 KV: the raw bytes are the in-flight stage, widened into a single 16-bit tile.
+  static constexpr int kStages = kKvRaw ? 1 : 2;
 
   static constexpr int kQTileBytes = kBlockM * kHeadDim * 2;
   static constexpr int kKvTileBytes = kBlockN * kHeadDim * 2;
-  static constexpr int kRawTileBytes = kKvFp8 ? kBlockN * kHeadDim : 0;
+  static constexpr int kRawTileBytes = kKvRaw ? kBlockN * kKvRowChunks * 16 : 0;
+
+  // NVFP4 block scales: kScaleRowBytes (D / 16) a token row, one row of each tile row copied by
+  // one thread. The raw scale tile of K is [kBlockN][D / 16] as K's scales are stored (linear);
+  // V's holds the same rows of its page x head tiles, so its 4-token interleave is kept (a tile
+  // starts on a multiple of 4 tokens, and a group of 4 tokens never crosses a page).
+  static constexpr int kScaleRowBytes = kKvFp4 ? kHeadDim / 16 : 0;
+  static constexpr int kScaleTileBytes = kBlockN * kScaleRowBytes;
+  static_assert(!kKvFp4 || 2 * kBlockN <= kThreads, "one thread a scale row of K and of V");
 
   static constexpr int kSmemQ = 0;
   static constexpr int kSmemK = kSmemQ + kQTileBytes;
   static constexpr int kSmemV = kSmemK + kStages * kKvTileBytes;
   static constexpr int kSmemRawK = kSmemV + kStages * kKvTileBytes;
   static constexpr int kSmemRawV = kSmemRawK + kRawTileBytes;
-  static constexpr int kSmemBytes = kSmemRawV + kRawTileBytes;
+  static constexpr int kSmemScaleK = kSmemRawV + kRawTileBytes;
+  static constexpr int kSmemScaleV = kSmemScaleK + kScaleTileBytes;
+  static constexpr int kSmemBytes = kSmemScaleV + kScaleTileBytes;
   // 99 KB is the opt-in limit of sm86/sm89, the smallest of the architectures served.
   static_assert(kSmemBytes <= 99 * 1024, "the plan must fit every sm80+ GPU");
 

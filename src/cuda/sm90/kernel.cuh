@@ -171,10 +171,64 @@ __device__ __forceinline__ void thread_rows(const Params& p, const Work& w, int 
   }
 }
 
+// Skip-softmax (SPEC 8.2) in one consumer warpgroup: a vote per key tile (kBlockN keys, visited
+// from the last to the first) of the warpgroup's 64 packed rows, which skips the tile when
+// exp(tile_max - seen_max) < lambda = f / kv_len holds for each of them (on base-2 scaled logits:
+// tile_max - seen_max < log2 lambda). seen_max is the maximum of the keys processed so far (no
+// sink; a split piece's own), so a row meeting its first key never agrees; a row with no allowed
+// key in the tile, or past the request, agrees. Every tile but the item's first is voted on; the
+// first is counted only. The call's statistics (CTXATTN_WORKSPACE_SKIP_STATS_OFFSET: tiles with an
+// allowed key of the warpgroup's rows, and how many were skipped) take one atomic add from the
+// warpgroup's first thread per such tile, whose result nothing waits for.
+struct SkipVote {
+  float log2_lambda;
+  float seen_max[2];
+
+  __device__ void begin(const Params& p, const Work& w) {
+    // As the CPU backends compute it (float of the double log2), so both vote on the same threshold.
+    const double lambda = static_cast<double>(p.skip_softmax_factor) / static_cast<double>(w.kv_len);
+    log2_lambda = lambda > 0.0 ? static_cast<float>(log2(lambda)) : -CUDART_INF_F;
+    seen_max[0] = seen_max[1] = -CUDART_INF_F;
+  }
+
+  // The warpgroup's verdict on a tile whose row maxima are tile_max; `first`: counted, never skipped.
+  // Each warp reduces its rows (a vote), then one barrier counts the warps: lanes 1-31 of a warp
+  // whose rows all agree and lane 0 of a warp with no allowed key, so the count is 31 A + E with
+  // A, E <= 4 the agreeing and keyless warps. The barrier is the warpgroup's own (warpgroup_sync's),
+  // its index taken from the thread index here rather than held through the loop.
+  __device__ __forceinline__ bool decide(const Params& p, const float (&tile_max)[2], const int (&rows)[2],
+                                         int packed_rows, bool first, int t) {
+    bool agree = true, key = false;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const bool live = rows[h] < packed_rows && tile_max[h] != -CUDART_INF_F;
+      key = key || live;
+      agree = agree && (!live || tile_max[h] - seen_max[h] < log2_lambda);
+    }
+    const bool warp_agrees = __all_sync(0xffffffffu, agree);
+    const bool warp_keyless = !__any_sync(0xffffffffu, key);
+    const int consumer = static_cast<int>(threadIdx.x) / kWarpgroupThreads - kProducerWarpgroups;
+    const uint32_t count = warpgroup_count(t % 32 == 0 ? warp_keyless : warp_agrees, consumer);
+    constexpr uint32_t kWarps = kWarpgroupThreads / 32;
+    const bool skip = !first && count / 31 == kWarps;
+    if (t == 0 && count % 31 < kWarps) {
+      auto* stats = reinterpret_cast<unsigned long long*>(static_cast<char*>(p.workspace) +
+                                                          CTXATTN_WORKSPACE_SKIP_STATS_OFFSET);
+      atomicAdd(stats, 1ull);
+      if (skip) atomicAdd(stats + 1, 1ull);
+    }
+    if (!skip) {
+      seen_max[0] = fmaxf(seen_max[0], tile_max[0]);
+      seen_max[1] = fmaxf(seen_max[1], tile_max[1]);
+    }
+    return skip;
+  }
+};
+
 // One consumer warpgroup over the work item w (non-empty). With Q ahead, it starts the copy of
 // the CTA's next item's Q under its last P V: the item after `tile` in the static walk, or item
 // `next_item` of the scheduler's ring. k_state / v_state carry across work items.
-template <typename T, class Tr, bool kSplit, bool kDynamic>
+template <typename T, class Tr, bool kSplit, bool kDynamic, bool kSkip>
 __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& maps, const SplitPlan& plan,
                                              const Work& w, char* smem,
                                              uint32_t smem_base, const BarriersOf<Tr>& bars, int* last_flag,
@@ -292,7 +346,18 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
     release(bars.empty_k(k_state.stage));
     k_state.advance(Tr::kStages);
     if (band.needs_mask<Tr::kBlockN>(n_max)) apply_mask<Tr::kBlockN>(s, band, n_max, lane, tokens);
-    softmax.update(s, row_scale, correction);
+    SkipVote vote;
+    bool skipped_last = false;  // the tile whose P V is the next to issue was skipped
+    if constexpr (kSkip) {
+      vote.begin(p, w);
+      float tile_max[2], base[2];
+      softmax.tile_maxima(s, row_scale, tile_max);
+      vote.decide(p, tile_max, rows, w.packed_rows, true, t);
+      softmax.prepare_from(tile_max, correction, base);
+      softmax.exponentiate(s, row_scale, base, correction);
+    } else {
+      softmax.update(s, row_scale, correction);
+    }
     Mma::to_operand(s, prob);
 
     auto rescale_o = [&] {
@@ -314,12 +379,43 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
         fence_operands(o);  // after the Q K^T issue
         rescale_o();
       }
-      Mma::pv(o, prob, v_tile(v_state.stage));
+      // (The vote makes the branch warp-uniform to ptxas, which otherwise serialises every WGMMA
+      // of the kernel around a fence in a possibly divergent path.)
+      if (!kSkip || __all_sync(0xffffffffu, !skipped_last)) {
+        Mma::pv(o, prob, v_tile(v_state.stage));
+      } else {
+        cute::warpgroup_commit_batch();  // an empty group in its place: the waits stay as they are
+      }
       next_turn();
       cute::warpgroup_wait<1>();  // S(n) has landed; P(n+1) V(n+1) may still run
       release(bars.empty_k(k_state.stage));
       k_state.advance(Tr::kStages);
       if (band.needs_mask<Tr::kBlockN>(n)) apply_mask<Tr::kBlockN>(s, band, n, lane, tokens);
+      if constexpr (kSkip) {
+        // The vote, then the softmax of a kept tile; a skipped one changes nothing (correction 1,
+        // no P: the next issue point runs its Q K^T alone).
+        float tile_max[2];
+        softmax.tile_maxima(s, row_scale, tile_max);
+        const bool skip = vote.decide(p, tile_max, rows, w.packed_rows, false, t);
+        if (skip) {
+          correction[0] = correction[1] = 1.0f;
+        } else {
+          float base[2];
+          softmax.prepare_from(tile_max, correction, base);
+          softmax.exponentiate(s, row_scale, base, correction);
+        }
+        cute::warpgroup_wait<0>();
+        release(bars.empty_v(v_state.stage));
+        v_state.advance(Tr::kStages);
+        if (!skip) {
+          if constexpr (!kRescaleInTurn) {
+            if (!Tr::kLazySchedule || correction[0] != 1.0f || correction[1] != 1.0f) rescale_o();
+          }
+          Mma::to_operand(s, prob);
+        }
+        skipped_last = skip;
+        continue;
+      }
       if constexpr (kWaitAfterMaxima) {
         float base[2];
         softmax.prepare(s, row_scale, correction, base);
@@ -341,7 +437,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
     wait_barrier(bars.full_v(v_state.stage), v_state.phase);
     if constexpr (kRescaleInTurn) rescale_o();
     my_turn();
-    Mma::pv(o, prob, v_tile(v_state.stage));
+    if (!kSkip || __all_sync(0xffffffffu, !skipped_last)) Mma::pv(o, prob, v_tile(v_state.stage));
     next_turn();
     fetch_next();  // under the last P V (S and P are dead here)
     cute::warpgroup_wait<0>();
@@ -392,7 +488,8 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
 }
 
 // kDynamic: the scheduler's walk (scheduler.cuh); otherwise the static one (for_each_item).
-template <typename T, class Tr, bool kSplit, bool kDynamic>
+// kSkip: skip-softmax's vote (SkipVote) compiled in, for calls with a non-zero factor.
+template <typename T, class Tr, bool kSplit, bool kDynamic, bool kSkip>
 __global__ void __launch_bounds__(Tr::kThreads, 1)
     attention_kernel(const __grid_constant__ Params p, const __grid_constant__ TmaMaps maps,
                      const __grid_constant__ SplitPlan plan, int num_tiles) {
@@ -496,7 +593,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
       }
       for (int j = 1; it.tile < num_tiles; ++j) {
         // Item j: with Q ahead, consume_tile has waited for it already (to start its Q copy).
-        consume_tile<T, Tr, kSplit, kDynamic>(p, maps, plan, it.w, smem, smem_base, bars, last_flag, consumer_index, t,
+        consume_tile<T, Tr, kSplit, kDynamic, kSkip>(p, maps, plan, it.w, smem, smem_base, bars, last_flag, consumer_index, t,
                                               k_state, v_state, it.tile, ring, j, num_tiles, buf, q_phase);
         if constexpr (!Tr::kQAhead) ring.wait(j);
         it = ring.read(j);
@@ -511,7 +608,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
         }
       }
       for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int tile) {
-        consume_tile<T, Tr, kSplit, kDynamic>(p, maps, plan, w, smem, smem_base, bars, last_flag, consumer_index, t,
+        consume_tile<T, Tr, kSplit, kDynamic, kSkip>(p, maps, plan, w, smem, smem_base, bars, last_flag, consumer_index, t,
                                               k_state, v_state, tile, ring, 0, num_tiles, buf, q_phase);
         if constexpr (Tr::kQAhead) buf ^= 1;
       });

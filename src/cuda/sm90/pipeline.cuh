@@ -50,6 +50,23 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) {
   cutlass::arch::NamedBarrier::sync(kWarpgroupThreads, static_cast<uint32_t>(NamedBarrier::kConsumer0) + consumer);
 }
 
+// How many of consumer warpgroup c's 128 threads hold `pred`, on its warpgroup_sync barrier (every
+// thread of the warpgroup passes each of its barriers in the same order, so the id is shared).
+__device__ __forceinline__ uint32_t warpgroup_count(bool pred, int consumer) {
+  uint32_t count;
+  asm volatile(
+      "{\n\t.reg .pred p;\n\t"
+      "setp.ne.u32 p, %1, 0;\n\t"
+      "barrier.cta.red.popc.u32 %0, %2, %3, p;\n\t}"
+      : "=r"(count)
+      : "r"(static_cast<uint32_t>(pred)),
+        "r"(static_cast<uint32_t>(NamedBarrier::kConsumer0) + consumer +
+            static_cast<uint32_t>(cutlass::arch::NamedBarrier::ReservedNamedBarrierCount)),
+        "n"(kWarpgroupThreads)
+      : "memory");
+  return count;
+}
+
 // Ping-pong between the consumer warpgroups (a build with CTXATTN_SM90_PINGPONG): each issues the
 // GEMMs of a step only in its turn and then hands the turn to the next (0, 1, .., 0), so that one
 // warpgroup's softmax runs while the others' GEMMs hold the tensor cores.

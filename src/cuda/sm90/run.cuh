@@ -28,6 +28,27 @@ struct ElemType<Elem::kE4m3> {
   using type = __nv_fp8_e4m3;
 };
 
+// The kernel of a call: split code or not, the scheduler's walk or the static one (launch_attention
+// says which). <..., Tr::kSchedulerWalk>: traits without the scheduler never take the dynamic arms,
+// and name the static kernels there, so their scheduler forms are not compiled; <Tr::kSplitCode,
+// ...> likewise for traits without the split code (which never split).
+// Calls with a non-zero skip factor run kernels compiled with the vote (kSkip), so that dense calls
+// run none of it; to keep the library lean those are compiled in the split-code forms only (which
+// run unsplit items as well, at the 2-4% the split branch costs short requests), and not for
+// 16-bit queries over an e4m3 cache (cuda_sm90_supports sends those to the portable kernel).
+template <typename T, class Tr, bool kSkip>
+auto* kernel_of(bool split, bool dynamic) {
+  if constexpr (kSkip && !Tr::kKvFp8) {
+    return dynamic ? attention_kernel<T, Tr, Tr::kSplitCode, Tr::kSchedulerWalk, true>
+                   : attention_kernel<T, Tr, Tr::kSplitCode, false, true>;
+  } else {
+    return split && dynamic ? attention_kernel<T, Tr, Tr::kSplitCode, Tr::kSchedulerWalk, false>
+           : split          ? attention_kernel<T, Tr, Tr::kSplitCode, false, false>
+           : dynamic        ? attention_kernel<T, Tr, false, Tr::kSchedulerWalk, false>
+                            : attention_kernel<T, Tr, false, false, false>;
+  }
+}
+
 // stripes: the short form of a two-form kernel (traits.cuh kTake) in a call that also runs the
 // long form. Its requests have fewer than kLongTileMinKv keys, which no request splits with, so
 // it plans as if the call's keys stopped there (no split) and walks its items statically, one
@@ -54,19 +75,14 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
   // arithmetic: the choice moves no result.
   // max_q_len and max_kv_len are the caller's bounds; every input of the choice is a host integer
   // (graph-safe).
-  static unsigned long long smem_ready[4] = {0, 0, 0, 0};  // devices whose smem limit was raised, per kernel
+  static unsigned long long smem_ready[8] = {};  // devices whose smem limit was raised, per kernel form
   const bool split = plan.shape.target != 0;
   const bool unsplit_walk = !split || plan.slots > plan.shape.target;
   const bool dynamic = Tr::kSchedulerWalk && p.max_kv_len > kPersistentMaxKv && unsplit_walk && !stripes;
+  const bool skip = p.skip_softmax_factor != 0.0f;
   const int64_t num_tiles = static_cast<int64_t>(plan.slots) * p.batch_size;
-  // <..., Tr::kSchedulerWalk>: traits without the scheduler never take the dynamic arms, and name
-  // the static kernels there, so their scheduler forms are not compiled; <Tr::kSplitCode, ...>
-  // likewise for traits without the split code (which never split).
-  auto* kernel = split && dynamic ? attention_kernel<T, Tr, Tr::kSplitCode, Tr::kSchedulerWalk>
-                 : split          ? attention_kernel<T, Tr, Tr::kSplitCode, false>
-                 : dynamic        ? attention_kernel<T, Tr, false, Tr::kSchedulerWalk>
-                                  : attention_kernel<T, Tr, false, false>;
-  const int which = (split ? 2 : 0) + (dynamic ? 1 : 0);
+  auto* kernel = skip ? kernel_of<T, Tr, true>(split, dynamic) : kernel_of<T, Tr, false>(split, dynamic);
+  const int which = (skip ? 4 : 0) + (split ? 2 : 0) + (dynamic ? 1 : 0);
   CTXATTN_RETURN_IF_ERROR(allow_dynamic_smem(kernel, Tr::kSmemBytes, env.device, &smem_ready[which]));
   // The scheduler's CTAs are persistent, one an SM (one fits: shared memory), drawing items from
   // its counter. The static walk runs one CTA a work item, the hardware handing items to SMs as

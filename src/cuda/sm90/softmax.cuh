@@ -67,17 +67,38 @@ struct RowSoftmax {
     for (int h = 0; h < 2; ++h) exponentiate_half(h, s, row_scale[h], base[h], correction[h]);
   }
 
-  // Row half h of prepare and exponentiate (update runs them half by half, the order its kernels
-  // were tuned with).
-  __device__ __forceinline__ void prepare_half(int h, const float (&s)[kRegs], float scale, float& correction,
-                                               float& base) {
+  // The tile's scaled maximum of each row (base 2; -inf where every key is masked), as prepare
+  // takes them; the skip-softmax vote reads them first (kernel.cuh).
+  __device__ __forceinline__ void tile_maxima(const float (&s)[kRegs], const float (&row_scale)[2],
+                                              float (&tile_max)[2]) const {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) tile_max[h] = tile_max_half(h, s, row_scale[h]);
+  }
+
+  // prepare, from the maxima tile_maxima gave.
+  __device__ __forceinline__ void prepare_from(const float (&tile_max)[2], float (&correction)[2], float (&base)[2]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) prepare_from_max(h, tile_max[h], correction[h], base[h]);
+  }
+
+  __device__ __forceinline__ static float tile_max_half(int h, const float (&s)[kRegs], float scale) {
     float m0 = s[2 * h], m1 = s[2 * h + 1];
 #pragma unroll
     for (int j = 1; j < kBlocks; ++j) {
       m0 = fmaxf(m0, s[4 * j + 2 * h]);
       m1 = fmaxf(m1, s[4 * j + 2 * h + 1]);
     }
-    const float tile_max = quad_max(fmaxf(m0, m1)) * scale;
+    return quad_max(fmaxf(m0, m1)) * scale;
+  }
+
+  // Row half h of prepare and exponentiate (update runs them half by half, the order its kernels
+  // were tuned with).
+  __device__ __forceinline__ void prepare_half(int h, const float (&s)[kRegs], float scale, float& correction,
+                                               float& base) {
+    prepare_from_max(h, tile_max_half(h, s, scale), correction, base);
+  }
+
+  __device__ __forceinline__ void prepare_from_max(int h, float tile_max, float& correction, float& base) {
     // With every key masked so far the maximum is -inf; subtracting 0 instead keeps
     // exp2(-inf - m) = 0 rather than NaN.
     if constexpr (kLazy) {

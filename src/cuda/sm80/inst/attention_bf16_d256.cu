@@ -1,4 +1,4 @@
 // Portable attention kernel: bf16 matrices, bf16 KV, head dim 256.
 #include "cuda/sm80/run.cuh"
 
-CTXATTN_SM80_INSTANTIATE(kBFloat16, 256, false)
+CTXATTN_SM80_INSTANTIATE(kBFloat16, 256, k16)

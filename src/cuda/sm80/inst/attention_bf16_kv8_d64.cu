@@ -1,4 +1,4 @@
 // Portable attention kernel: bf16 matrices, e4m3 KV widened to bf16, head dim 64.
 #include "cuda/sm80/run.cuh"
 
-CTXATTN_SM80_INSTANTIATE(kBFloat16, 64, true)
+CTXATTN_SM80_INSTANTIATE(kBFloat16, 64, kE4m3)

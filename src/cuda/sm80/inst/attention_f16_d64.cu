@@ -1,4 +1,4 @@
 // Portable attention kernel: f16 matrices, f16 KV, head dim 64.
 #include "cuda/sm80/run.cuh"
 
-CTXATTN_SM80_INSTANTIATE(kFloat16, 64, false)
+CTXATTN_SM80_INSTANTIATE(kFloat16, 64, k16)

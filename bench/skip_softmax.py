@@ -1,0 +1,194 @@
+"""The skip_softmax workload (BENCH.md): skip-softmax on the GPU against dense attention.
+
+    python3 bench/skip_softmax.py [--shapes long_32k,chunk_128k] [--targets 0.5,0.8] [--rounds 5] [--out DIR]
+
+Inputs whose attention concentrates, built so that the sparsity is a property of the data and not
+of the kernel: query i and key j carry a rotary pair (c cos(w t), c sin(w t)) at their positions, so
+q_i . k_j holds c^2 cos(w (i - j)), which falls with the distance (w (L - 1) <= pi / 2 keeps it
+monotone over the request), plus N(0, 1) in every other dimension; the first 64 keys (attention
+sinks) share a further direction with every query, worth about the diagonal's logit. Far tiles then
+hold little mass, as in a long-context model's layers.
+
+For each shape: the factor f that skips about each target fraction of the (row group, key tile)
+votes is found by bisection on log f (the kernel's own statistics); then, in interleaved rounds
+(each round runs every variant once, in a shuffled order, after an L2 flush), dense attention
+(f = None), f = 1e-30 (the vote compiled in, nothing skipped) and the calibrated factors are timed
+with CUDA events. Printed per variant: the skipped fraction s, the median time, its ratio to
+dense, the bound (1 - s / 2) (Q K^T always runs; at D = 128 in 16 bits it is half the work) and how
+close the time comes to it, and the error against the dense output (max |diff|, relative L2).
+Writes skip_softmax.csv / .json to --out.
+"""
+
+import argparse
+import csv
+import json
+import math
+import os
+import random
+import statistics
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+import ctxattn  # noqa: E402
+
+SHAPES = {
+    # name: (q_len, kv_len, Hq, Hkv, D)
+    "long_32k": (32768, 32768, 32, 8, 128),
+    "chunk_128k": (512, 131072, 8, 1, 128),
+    "long_128k": (131072, 131072, 8, 1, 128),
+}
+PAGE = 64
+SINK_KEYS = 64
+
+
+def build(shape, rotary=16.0, sink=None, seed=0, dtype=torch.bfloat16, device="cuda"):
+    q_len, kv_len, hq, hkv, d = SHAPES[shape]
+    gen = torch.Generator(device=device).manual_seed(seed)
+    omega = (math.pi / 2) / max(kv_len - 1, 1)
+    pos_k = torch.arange(kv_len, device=device, dtype=torch.float32)
+    pos_q = pos_k[kv_len - q_len:]
+    q = torch.randn(q_len, hq, d, generator=gen, device=device)
+    k = torch.randn(kv_len, hkv, d, generator=gen, device=device)
+    v = torch.randn(kv_len, hkv, d, generator=gen, device=device)
+    q[:, :, 0], q[:, :, 1] = rotary * torch.cos(omega * pos_q)[:, None], rotary * torch.sin(omega * pos_q)[:, None]
+    k[:, :, 0], k[:, :, 1] = rotary * torch.cos(omega * pos_k)[:, None], rotary * torch.sin(omega * pos_k)[:, None]
+    # The sinks' extra direction: worth the diagonal's logit (rotary^2) on top of what they have.
+    boost = rotary if sink is None else sink
+    q[:, :, 2] = boost
+    k[:, :, 2] = 0.0
+    k[:SINK_KEYS, :, 2] = boost
+    pages = -(-kv_len // PAGE)
+    perm = torch.randperm(pages, generator=torch.Generator().manual_seed(seed)).to(device)
+    pool = torch.empty(pages, 2, hkv, PAGE, d, dtype=dtype, device=device)
+    padded = pages * PAGE
+    for i, x in enumerate((k, v)):
+        full = torch.zeros(padded, hkv, d, device=device)
+        full[:kv_len] = x
+        pool[perm, i] = full.view(pages, PAGE, hkv, d).transpose(1, 2).to(dtype)
+    return dict(
+        query=q.to(dtype), kv_cache=pool, block_tables=perm.view(1, -1).to(torch.int32),
+        seq_lens=torch.tensor([kv_len], dtype=torch.int32, device=device), max_q_len=q_len, max_kv_len=kv_len,
+        cum_q=torch.tensor([0, q_len], dtype=torch.int32, device=device),
+        cum_kv=torch.tensor([0, kv_len], dtype=torch.int32, device=device), scale=1.0 / math.sqrt(d),
+        flops=4.0 * d * hq * sum(kv_len - q_len + i + 1 for i in range(q_len)),
+    )
+
+
+def caller(inp):
+    workspace = torch.zeros(256 << 20, dtype=torch.uint8, device="cuda")
+    out = torch.empty_like(inp["query"])
+
+    def call(factor):
+        ctxattn.trtllm_batch_context_with_kv_cache(
+            inp["query"], inp["kv_cache"], workspace, inp["block_tables"], inp["seq_lens"], inp["max_q_len"],
+            inp["max_kv_len"], inp["scale"], 1.0, 1, inp["cum_q"], inp["cum_kv"], out=out,
+            skip_softmax_threshold_scale_factor=factor)
+        return out
+
+    def stats():
+        torch.cuda.synchronize()
+        return ctxattn.skip_softmax_stats(workspace)
+
+    return call, stats
+
+
+def skipped_fraction(call, stats, factor):
+    call(factor)
+    counted, skipped = stats()
+    return skipped / counted if counted else 0.0
+
+
+def calibrate(call, stats, target, lo=-10.0, hi=40.0, steps=18):
+    """log f (natural) whose skipped fraction is closest to `target`: the fraction grows with f."""
+    best = None
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        frac = skipped_fraction(call, stats, math.exp(mid))
+        if best is None or abs(frac - target) < abs(best[1] - target):
+            best = (mid, frac)
+        if frac < target:
+            lo = mid
+        else:
+            hi = mid
+    return math.exp(best[0]), best[1]
+
+
+def time_once(fn, flush):
+    flush.zero_()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) * 1e3  # us
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--shapes", default="long_32k,chunk_128k")
+    ap.add_argument("--targets", default="0.5,0.8")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=3, help="timed calls of each variant a round (median kept)")
+    ap.add_argument("--out", default="bench-out/skip_softmax")
+    ap.add_argument("--backend", default="auto")
+    args = ap.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    props = torch.cuda.get_device_properties(0)
+    print(f"# {props.name}, {props.multi_processor_count} SMs; torch {torch.__version__}; ctxattn {ctxattn.version()}")
+    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    rows = []
+    with ctxattn.use_backend(args.backend):
+        for shape in args.shapes.split(","):
+            inp = build(shape)
+            call, stats = caller(inp)
+            dense = call(None).clone()
+            variants = [("dense", None, 0.0), ("f=1e-30", 1e-30, skipped_fraction(call, stats, 1e-30))]
+            for target in (float(t) for t in args.targets.split(",")):
+                f, frac = calibrate(call, stats, target)
+                variants.append((f"~{target:.0%}", f, frac))
+            errors = {}
+            for name, f, _ in variants:
+                diff = (call(f).float() - dense.float())
+                errors[name] = (diff.abs().max().item(), (diff.norm() / dense.float().norm()).item())
+            times = {name: [] for name, _, _ in variants}
+            for _ in range(2):  # warm-up
+                for _, f, _ in variants:
+                    call(f)
+            for _ in range(args.rounds):
+                order = list(variants)
+                random.shuffle(order)
+                for name, f, _ in order:
+                    times[name].append(statistics.median(time_once(lambda: call(f), flush) for _ in range(args.reps)))
+            t_dense = statistics.median(times["dense"])
+            for name, f, frac in variants:
+                t = statistics.median(times[name])
+                ratios = [a / b for a, b in zip(times[name], times["dense"])]
+                bound = 1.0 - frac / 2.0
+                row = dict(shape=shape, variant=name, factor=f, skipped=frac, us=t,
+                           tflops=inp["flops"] / t / 1e6, vs_dense=statistics.median(ratios), bound=bound,
+                           vs_bound=statistics.median(ratios) / bound, max_abs_err=errors[name][0],
+                           rel_l2_err=errors[name][1])
+                rows.append(row)
+            print(f"\n{shape} (dense {t_dense:.1f} us, {inp['flops'] / t_dense / 1e6:.0f} TFLOP/s)")
+            print(f"{'variant':>9} {'factor':>10} {'skipped':>8} {'us':>10} {'x dense':>8} {'bound':>6} "
+                  f"{'x bound':>8} {'max|err|':>9} {'rel L2':>9}")
+            for r in rows:
+                if r["shape"] != shape:
+                    continue
+                f = "None" if r["factor"] is None else f"{r['factor']:.3g}"
+                print(f"{r['variant']:>9} {f:>10} {r['skipped']:8.3f} {r['us']:10.1f} {r['vs_dense']:8.3f} "
+                      f"{r['bound']:6.3f} {r['vs_bound']:8.3f} {r['max_abs_err']:9.2e} {r['rel_l2_err']:9.2e}")
+            del inp, call, stats, dense
+            torch.cuda.empty_cache()
+    with open(os.path.join(args.out, "skip_softmax.json"), "w") as fh:
+        json.dump(dict(device=props.name, rows=rows), fh, indent=1)
+    with open(os.path.join(args.out, "skip_softmax.csv"), "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()

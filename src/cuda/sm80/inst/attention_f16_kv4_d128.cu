@@ -1,0 +1,4 @@
+// Portable attention kernel: f16 matrices, NVFP4 KV (e2m1 codes x e4m3 block scales) widened to f16, head dim 128.
+#include "cuda/sm80/run.cuh"
+
+CTXATTN_SM80_INSTANTIATE(kFloat16, 128, kNvfp4)
