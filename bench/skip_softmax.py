@@ -3,11 +3,12 @@
     python3 bench/skip_softmax.py [--shapes long_32k,chunk_128k] [--targets 0.5,0.8] [--rounds 5] [--out DIR]
 
 Inputs whose attention concentrates, built so that the sparsity is a property of the data and not
-of the kernel: query i and key j carry a rotary pair (c cos(w t), c sin(w t)) at their positions, so
-q_i . k_j holds c^2 cos(w (i - j)), which falls with the distance (w (L - 1) <= pi / 2 keeps it
-monotone over the request), plus N(0, 1) in every other dimension; the first 64 keys (attention
-sinks) share a further direction with every query, worth about the diagonal's logit. Far tiles then
-hold little mass, as in a long-context model's layers.
+of the kernel, with RoPE's shape: query i and key j carry, in 16 dimension pairs, a unit rotary pair
+at their positions with periods from 16 to 65536 tokens (geometric), scaled so that q_i . k_j /
+sqrt(D) = 24 sum_f cos(theta_f (i - j)) / 16 peaks at 24 nats on the diagonal and falls off with
+the distance as the periods shorter than it stop contributing, plus N(0, 1) in every other
+dimension; the first 64 keys (attention sinks) share a further direction with every query, worth
+the diagonal's logit. Far tiles then hold little mass, as in a long-context model's layers.
 
 For each shape: the factor f that skips about each target fraction of the (row group, key tile)
 votes is found by bisection on log f (the kernel's own statistics); then, in interleaved rounds
@@ -43,22 +44,26 @@ PAGE = 64
 SINK_KEYS = 64
 
 
-def build(shape, rotary=16.0, sink=None, seed=0, dtype=torch.bfloat16, device="cuda"):
+def build(shape, peak=24.0, pairs=16, seed=0, dtype=torch.bfloat16, device="cuda"):
     q_len, kv_len, hq, hkv, d = SHAPES[shape]
     gen = torch.Generator(device=device).manual_seed(seed)
-    omega = (math.pi / 2) / max(kv_len - 1, 1)
-    pos_k = torch.arange(kv_len, device=device, dtype=torch.float32)
+    periods = torch.logspace(math.log10(16), math.log10(65536), pairs, device=device)
+    theta = 2 * math.pi / periods
+    pos_k = torch.arange(kv_len, device=device, dtype=torch.float64)
     pos_q = pos_k[kv_len - q_len:]
+    # a^2 * pairs / sqrt(d) = peak on the diagonal; the sinks' direction is worth the same.
+    a = math.sqrt(peak * math.sqrt(d) / pairs)
     q = torch.randn(q_len, hq, d, generator=gen, device=device)
     k = torch.randn(kv_len, hkv, d, generator=gen, device=device)
     v = torch.randn(kv_len, hkv, d, generator=gen, device=device)
-    q[:, :, 0], q[:, :, 1] = rotary * torch.cos(omega * pos_q)[:, None], rotary * torch.sin(omega * pos_q)[:, None]
-    k[:, :, 0], k[:, :, 1] = rotary * torch.cos(omega * pos_k)[:, None], rotary * torch.sin(omega * pos_k)[:, None]
-    # The sinks' extra direction: worth the diagonal's logit (rotary^2) on top of what they have.
-    boost = rotary if sink is None else sink
-    q[:, :, 2] = boost
-    k[:, :, 2] = 0.0
-    k[:SINK_KEYS, :, 2] = boost
+    for x, pos in ((q, pos_q), (k, pos_k)):
+        ang = pos[:, None] * theta[None, :]
+        x[:, :, 0:2 * pairs:2] = (a * torch.cos(ang)).float()[:, None, :]
+        x[:, :, 1:2 * pairs:2] = (a * torch.sin(ang)).float()[:, None, :]
+    boost = math.sqrt(peak * math.sqrt(d))
+    q[:, :, 2 * pairs] = boost
+    k[:, :, 2 * pairs] = 0.0
+    k[:SINK_KEYS, :, 2 * pairs] = boost
     pages = -(-kv_len // PAGE)
     perm = torch.randperm(pages, generator=torch.Generator().manual_seed(seed)).to(device)
     pool = torch.empty(pages, 2, hkv, PAGE, d, dtype=dtype, device=device)

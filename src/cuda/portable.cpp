@@ -66,13 +66,27 @@ KvStore kv_store(const Params& p) {
                                                  : KvStore::k16;
 }
 
+// Head dim 512 is built for the combinations FlashInfer serves there (16-bit Q and KV, e4m3 Q
+// and KV: fp16 matrices over an e4m3 cache), not for bf16 queries over an e4m3 cache nor NVFP4
+// caches (supports() refuses them), which keeps the library small.
 template <MmaType kType, int kHeadDim>
 Status run_matrix_type(const Params& p, const sm80::LaunchEnv& env) {
   switch (kv_store(p)) {
-    case KvStore::kE4m3: return sm80::run_attention<kType, kHeadDim, KvStore::kE4m3>(p, env);
-    case KvStore::kNvfp4: return sm80::run_attention<kType, kHeadDim, KvStore::kNvfp4>(p, env);
+    case KvStore::kE4m3:
+      if constexpr (kHeadDim == 512 && kType == MmaType::kBFloat16) break;
+      else return sm80::run_attention<kType, kHeadDim, KvStore::kE4m3>(p, env);
+    case KvStore::kNvfp4:
+      if constexpr (kHeadDim == 512) break;
+      else return sm80::run_attention<kType, kHeadDim, KvStore::kNvfp4>(p, env);
     default: return sm80::run_attention<kType, kHeadDim, KvStore::k16>(p, env);
   }
+  return unsupported("kv_cache: dtype combination not implemented by the portable CUDA backend at head_dim 512");
+}
+
+// Whether the portable kernel of head dim 512 is built for the call's dtypes (run_matrix_type).
+bool d512_builds(const Params& p) {
+  if (p.kv_dtype == CTXATTN_DTYPE_NVFP4) return false;
+  return !(p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && p.q_dtype == CTXATTN_DTYPE_BFLOAT16);
 }
 
 template <int kHeadDim>
@@ -110,7 +124,7 @@ size_t split_bytes_for(const Params& p, int sms) {
 template <int kHeadDim>
 int64_t slots_for(const Params& p, int sms) {
   using Tr = sm80::Traits<kHeadDim, KvStore::k16>;
-  return split_slots(p, sms * Tr::kMinBlocksPerSm, Tr::kBlockM);
+  return split_slots(p, Tr::kSplits ? sms * Tr::kMinBlocksPerSm : 0, Tr::kBlockM);
 }
 
 // NVFP4 block scales: each token row's D / 16 bytes are copied whole (cp.async of 4, 8 or 16
@@ -142,7 +156,7 @@ size_t cuda_portable_workspace_bytes(const Params& p) {
     case 64: return split_bytes_for<64>(p, sms);
     case 128: return split_bytes_for<128>(p, sms);
     case 256: return split_bytes_for<256>(p, sms);
-    default: return 0;
+    default: return 0;  // D = 512 never splits
   }
 }
 
@@ -155,8 +169,14 @@ Status cuda_portable_supports(const Params& p) {
     case 64: smem = smem_for<64>(p); block_m = block_m_for<64>(); break;
     case 128: smem = smem_for<128>(p); block_m = block_m_for<128>(); break;
     case 256: smem = smem_for<256>(p); block_m = block_m_for<256>(); break;
+    case 512:
+      if (!d512_builds(p)) {
+        return unsupported("kv_cache: at head_dim 512 the portable CUDA backend runs 16-bit caches of the query's "
+                           "dtype and e4m3 caches under fp16 or e4m3 queries (not NVFP4, nor e4m3 under bf16)");
+      }
+      smem = smem_for<512>(p); block_m = block_m_for<512>(); break;
     default:
-      return unsupported("head_dim: the portable CUDA backend implements head dims 64, 128 and 256, got " +
+      return unsupported("head_dim: the portable CUDA backend implements head dims 64, 128, 256 and 512, got " +
                          std::to_string(p.head_dim));
   }
   const bool q16 = p.q_dtype == CTXATTN_DTYPE_FLOAT16 || p.q_dtype == CTXATTN_DTYPE_BFLOAT16;
@@ -177,8 +197,10 @@ Status cuda_portable_supports(const Params& p) {
   // One grid of batch_size * slots CTAs (cuda/common/split.cuh).
   int sms = 0;
   CTXATTN_RETURN_IF_ERROR(cuda_sm_count(p.device_index, &sms));
-  const int64_t slots = p.head_dim == 64 ? slots_for<64>(p, sms) : p.head_dim == 128 ? slots_for<128>(p, sms)
-                                                                                     : slots_for<256>(p, sms);
+  const int64_t slots = p.head_dim == 64    ? slots_for<64>(p, sms)
+                        : p.head_dim == 128 ? slots_for<128>(p, sms)
+                        : p.head_dim == 256 ? slots_for<256>(p, sms)
+                                            : slots_for<512>(p, sms);
   if (slots * p.batch_size > INT32_MAX) {
     return unsupported("max_q_len: max_q_len * num_qo_heads * batch_size is too large for one grid of the portable "
                        "CUDA backend");
@@ -214,9 +236,10 @@ Status cuda_portable_run(const Params& p) {
     case 64: return run_head_dim<64>(p, env);
     case 128: return run_head_dim<128>(p, env);
     case 256: return run_head_dim<256>(p, env);
+    case 512: return run_head_dim<512>(p, env);
     default: break;
   }
-  return unsupported("head_dim: the portable CUDA backend implements head dims 64, 128 and 256, got " +
+  return unsupported("head_dim: the portable CUDA backend implements head dims 64, 128, 256 and 512, got " +
                      std::to_string(p.head_dim));
 }
 

@@ -327,7 +327,8 @@ class PagedProblem {
     uint8_t* vsf = s.kv_form == KvForm::kTuple ? v_cache_sf.data()
                    : s.kv_form == KvForm::kOneTensor ? k_cache_sf.data() + sf_half
                                                      : k_cache_sf.data();
-    const float fp4_scales[] = {0.25f, 0.5f, 1.0f, 2.0f};
+    // Block scales up to 1: |V| <= 6, so outputs stay where e4m3 output keeps the SPEC tolerance.
+    const float fp4_scales[] = {0.125f, 0.25f, 0.5f, 1.0f};
     auto put_row = [&](uint8_t* base, uint8_t* sf_base, bool is_v, int64_t page, int32_t g, int64_t slot) {
       const int64_t off = page * page_stride + g * st_head + slot * st_token;
       if (!fp4) {

@@ -30,7 +30,8 @@ struct ThreadRows {
 
 template <typename T, class Tr>
 struct Epilogue {
-  static constexpr int kOBlocks = Tr::kHeadDim / 8;
+  static constexpr int kOBlocks = Tr::kHeadDimV / 8;
+  static constexpr int kCols = Tr::kHeadDimV;  // output columns of this CTA, from column `col0`
   static constexpr int kRows = Tr::kThreadRows;
 
   // Bits per output value and byte units of the output strides.
@@ -47,7 +48,7 @@ struct Epilogue {
 
   __device__ static void run(const Params& p, const CtaWork& w, float (&o)[Tr::kMAtoms][kOBlocks][4],
                              const float (&l)[kRows], const float (&lse)[kRows], const ThreadRows<kRows>& rows,
-                             float bmm2, uint32_t stage, int warp, int lane, int tid) {
+                             float bmm2, uint32_t stage, int warp, int lane, int tid, int col0) {
     const int quad = lane & 3;
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
@@ -60,7 +61,7 @@ struct Epilogue {
         o[at][ob][e0] *= factor;
         o[at][ob][e0 + 1] *= factor;
       }
-      if (p.lse != nullptr && quad == 0 && rows.valid[r]) {
+      if (p.lse != nullptr && quad == 0 && rows.valid[r] && col0 == 0) {
         p.lse[(w.q_start + rows.token[r]) * p.lse_stride_token + static_cast<int64_t>(rows.head[r]) * p.lse_stride_head] =
             lse[r];
       }
@@ -68,7 +69,7 @@ struct Epilogue {
 
     const ctxattn_dtype_t kind = p.out_dtype;
     const int bits = value_bits(kind);
-    const int chunks = Tr::kHeadDim * bits / 8 / 16;
+    const int chunks = kCols * bits / 8 / 16;
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       const int at = r / 2;
@@ -76,7 +77,7 @@ struct Epilogue {
       const int row = warp * Tr::kWarpRows + at * 16 + (lane >> 2) + 8 * (r % 2);
       if (kind == CTXATTN_DTYPE_NVFP4) {
 #pragma unroll
-        for (int blk = 0; blk < Tr::kHeadDim / 16; ++blk) {
+        for (int blk = 0; blk < kCols / 16; ++blk) {
           const float* a = &o[at][2 * blk][e0];
           const float* b = &o[at][2 * blk + 1][e0];
           float amax = fmaxf(fmaxf(fabsf(a[0]), fabsf(a[1])), fmaxf(fabsf(b[0]), fabsf(b[1])));
@@ -88,7 +89,7 @@ struct Epilogue {
           st_shared_8bit(staged(stage, row, col + 8, 4, chunks), (packed >> 8) & 0xffu);
           if (quad == 0 && rows.valid[r]) {
             const int64_t sf_row = p.out_scale_start_index + w.q_start + rows.token[r];
-            const int64_t sf_col = static_cast<int64_t>(rows.head[r]) * (Tr::kHeadDim / 16) + blk;
+            const int64_t sf_col = static_cast<int64_t>(rows.head[r]) * (Tr::kHeadDim / 16) + col0 / 16 + blk;
             p.out_scale[nvfp4_scale_offset(sf_row, sf_col, p.out_scale_cols)] = static_cast<uint8_t>(packed >> 16);
           }
         }
@@ -116,24 +117,25 @@ struct Epilogue {
     const int64_t unit = bits == 16 ? 2 : 1;
     const int64_t stride_token = p.out_stride_token * unit;
     const int64_t stride_head = p.out_stride_head * unit;
+    char* out = static_cast<char*>(p.out) + col0 * bits / 8;
     if (bits == 16) {
-      store_rows<Tr::kHeadDim / 8>(p, w, stage, tid, stride_token, stride_head);
+      store_rows<kCols / 8>(p, w, out, stage, tid, stride_token, stride_head);
     } else if (bits == 8) {
-      store_rows<Tr::kHeadDim / 16>(p, w, stage, tid, stride_token, stride_head);
+      store_rows<kCols / 16>(p, w, out, stage, tid, stride_token, stride_head);
     } else {
-      store_rows<Tr::kHeadDim / 32>(p, w, stage, tid, stride_token, stride_head);
+      store_rows<kCols / 32>(p, w, out, stage, tid, stride_token, stride_head);
     }
   }
 
   // Copies the staged tile (kChunks 16-byte chunks a row) to the output rows of the request: a
   // thread stores chunk tid % kChunks of every kRowStep-th row.
   template <int kChunks>
-  __device__ static void store_rows(const Params& p, const CtaWork& w, uint32_t stage, int tid, int64_t stride_token,
-                                    int64_t stride_head) {
+  __device__ static void store_rows(const Params& p, const CtaWork& w, char* out_col0, uint32_t stage, int tid,
+                                    int64_t stride_token, int64_t stride_head) {
     constexpr int kRowStep = Tr::kThreads / kChunks;
     static_assert(Tr::kThreads % kChunks == 0 && Tr::kBlockM % kRowStep == 0, "whole rows per pass");
     const int chunk = tid % kChunks;
-    char* out = static_cast<char*>(p.out) + chunk * 16;
+    char* out = out_col0 + chunk * 16;
     PackedRowWalk rows(w, p.group_size, tid / kChunks, kRowStep, stride_token, stride_head);
 #pragma unroll 4
     for (int row = tid / kChunks; row < Tr::kBlockM; row += kRowStep, rows.next()) {

@@ -38,7 +38,10 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm)
   constexpr int kAtoms = Tr::kMAtoms;
   constexpr int kRows = Tr::kThreadRows;
   constexpr int kSBlocks = Tr::kBlockN / 8;
-  constexpr int kOBlocks = Tr::kHeadDim / 8;
+  constexpr int kOBlocks = Tr::kHeadDimV / 8;
+  // D = 512: this CTA's half of V's columns (traits.cuh kVSplit), as a byte offset into the V tile.
+  const int col0 = Tr::kVSplit > 1 ? static_cast<int>(blockIdx.y) * Tr::kHeadDimV : 0;
+  const uint32_t v_col = static_cast<uint32_t>(col0) * 2;
 
   pdl_wait_for_inputs();
   const CtaWork w = CtaWork::make<Tr::kBlockM, kSplit>(p, plan, static_cast<int>(blockIdx.x));
@@ -112,7 +115,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm)
       // The single 16-bit tile is free again (and NVFP4's scales, copied by other threads, landed).
       if constexpr (Tr::kKvRaw) __syncthreads();
     }
-    if constexpr (Tr::kKvRaw) gather.widen(raw_k, raw_v, k_tile(n), v_tile(n));
+    if constexpr (Tr::kKvRaw) gather.widen(n, raw_k, raw_v, k_tile(n), v_tile(n));
     // Tile n visible to all warps; every warp is done with the stage tile n-1 is issued into.
     __syncthreads();
     if (n - 1 >= n_min) {
@@ -135,9 +138,9 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm)
     }
     softmax.update(s, o, scale_log2);
     if (half) {
-      mma.template pv<kSBlocks / 2>(o, s, v_tile(n));
+      mma.template pv<kSBlocks / 2>(o, s, v_tile(n) + v_col);
     } else {
-      mma.pv(o, s, v_tile(n));
+      mma.pv(o, s, v_tile(n) + v_col);
     }
   }
 
@@ -179,7 +182,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocksPerSm)
     rows.valid[r] = packed < we.packed_rows;
   }
   __syncthreads();  // every warp is done with the Q tile, which now stages the output
-  Epilogue<T, Tr>::run(p, we, o, l, lse, rows, bmm2, q_tile, warp, lane, tid);
+  Epilogue<T, Tr>::run(p, we, o, l, lse, rows, bmm2, q_tile, warp, lane, tid, col0);
 }
 
 }  // namespace sm80

@@ -205,9 +205,11 @@ struct KvGather {
 
   // NVFP4: the block scales of tile n, one token row of K's (thread t < kBlockN: row t) and one
   // of V's (the next kBlockN threads) a thread, kScaleRowBytes each, from the same pages as the
-  // data (V's from the V ids when they are separate). A row past kv_len gets zeros; a row whose
-  // page id lies outside the pool is never read and gets NaN scales (K, and V with separate ids)
-  // or zeros (V of a shared id), as the data rows do.
+  // data (V's from the V ids when they are separate). V's rows are interleaved by 4 tokens, so a
+  // row of a group holds scales of all four: it is read when the group has a live token (the
+  // decoder zeroes the tokens past kv_len, whatever their scales hold); a K row when its token is
+  // live. A row past that gets zeros; a row whose page id lies outside the pool is never read and
+  // gets NaN scales (K, and V with separate ids) or zeros (V of a shared id), as the data rows do.
   __device__ __forceinline__ void issue_scales(const Params& p, int n, uint32_t k_scales, uint32_t v_scales) const {
     constexpr int kBytes = Tr::kScaleRowBytes;
     const int tid = row0 * Tr::kKvThreadsPerRow + col0;
@@ -217,7 +219,7 @@ struct KvGather {
     const uint32_t dst = (is_v ? v_scales : k_scales) + r * kBytes;
     const int token = n * Tr::kBlockN + r;
     int32_t id = kPastEnd;
-    if (token < kv_len) {
+    if ((is_v ? token & ~3 : token) < kv_len) {
       const int column = token >> p.log2_page_size;
       id = column < p.max_pages_per_seq ? __ldg((is_v ? v_table : table) + column) : -1;
     }
@@ -241,17 +243,30 @@ struct KvGather {
     }
   }
 
-  // e4m3 / NVFP4 KV: widens this thread's own chunks of the raw tiles into the 16-bit tiles.
-  // Only the thread that issued a chunk reads it, so a cp.async wait makes e4m3 safe; NVFP4's
-  // block scales come from other threads, and the caller puts a barrier after the wait.
-  __device__ __forceinline__ void widen(uint32_t raw_k, uint32_t raw_v, uint32_t k_dst, uint32_t v_dst) const {
+  // e4m3 / NVFP4 KV: widens this thread's own chunks of the raw tiles (tile n) into the 16-bit
+  // tiles. Only the thread that issued a chunk reads it, so a cp.async wait makes e4m3 safe;
+  // NVFP4's block scales come from other threads, and the caller puts a barrier after the wait.
+  __device__ __forceinline__ void widen(int n, uint32_t raw_k, uint32_t raw_v, uint32_t k_dst, uint32_t v_dst) const {
     if constexpr (Tr::kKvFp4) {
       constexpr int S = Tr::kScaleRowBytes;
       const uint32_t k_scales = raw_k + (Tr::kSmemScaleK - Tr::kSmemRawK);
       const uint32_t v_scales = raw_v + (Tr::kSmemScaleV - Tr::kSmemRawV);
+      const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
       for (int k = 0; k < kRows; ++k) {
         const int r = row(k);
+        if (n * Tr::kBlockN + r >= kv_len) {  // past kv_len: zeros, as the other caches give
+#pragma unroll
+          for (int c = 0; c < kCols; ++c) {
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+              const uint32_t off = swizzled_chunk(r, 4 * col(c) + i, Tr::kRowChunks);
+              st_shared_16(k_dst + off, zero);
+              st_shared_16(v_dst + off, zero);
+            }
+          }
+          continue;
+        }
 #pragma unroll
         for (int c = 0; c < kCols; ++c) {
           // Chunk (r, col) holds elements [32 col, 32 col + 32): blocks 2 col and 2 col + 1, the

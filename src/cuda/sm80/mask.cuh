@@ -53,8 +53,12 @@ struct Mask {
   }
 
   // The upper half of tile n lies past every row's band (the diagonal tile of a short CTA, or the
-  // end of the keys): its MMAs can be skipped.
-  __device__ bool upper_half_empty(int n) const { return n * kBlockN + kBlockN / 2 > key_end; }
+  // end of the keys): its MMAs can be skipped. Never for tiles of 16 keys (D = 512), whose half is
+  // one n8 block, less than the pair of blocks each ldmatrix of K / V feeds.
+  __device__ bool upper_half_empty(int n) const {
+    if constexpr (kBlockN < 32) return false;
+    return n * kBlockN + kBlockN / 2 > key_end;
+  }
 
   // A tile needs no mask when it lies inside the band of every row of the CTA.
   __device__ bool needs_mask(int n) const {

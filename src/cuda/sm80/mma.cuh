@@ -37,7 +37,7 @@ template <typename T, class Tr>
 struct WarpMma {
   static constexpr int kAtoms = Tr::kMAtoms;         // m16 atoms a warp runs per fragment of K / V
   static constexpr int kSBlocks = Tr::kBlockN / 8;   // n8 blocks of S
-  static constexpr int kOBlocks = Tr::kHeadDim / 8;  // n8 blocks of O
+  static constexpr int kOBlocks = Tr::kHeadDimV / 8;  // n8 blocks of O (this CTA's V columns)
   static constexpr int kKSteps = Tr::kHeadDim / 16;  // k16 steps of Q K^T
   static constexpr uint32_t kAtomBytes = 16 * Tr::kRowChunks * 16;  // 16 rows of a tile
 
@@ -100,6 +100,8 @@ struct WarpMma {
   }
 
   // O += P V over the keys of the first kNb n8 blocks, P = the probabilities the softmax left in s.
+  // v_tile: the V tile, advanced to this CTA's first column (kHeadDimV = D / 2 at D = 512: a
+  // multiple of 64 columns, so the swizzle of the chunks read is the tile's own).
   template <int kNb = kSBlocks>
   __device__ __forceinline__ void pv(OAcc& o, const SAcc& s, uint32_t v_tile) const {
 #pragma unroll

@@ -33,9 +33,16 @@ struct Traits {
   // plus the fp8 widening): fp8 KV at D = 128 takes 32. Both stay <= 255 registers, so two CTAs
   // share an SM and their independent barriers let one CTA's softmax overlap the other's MMAs.
   // D = 256 keeps one atom (O alone is 128 floats) and a 64 x 32 tile.
+  // D = 512 (Gemma-4): O of 512 columns would be 256 floats a thread, beyond the register file, so
+  // kVSplit = 2 CTAs share a tile (blockIdx.y): each computes S over all 512 dimensions and O for
+  // one half of V's columns (1.5x the FLOPs of one CTA, as trtllm-gen does). 64 x 16 tiles keep Q
+  // (64 KB), two 16-key K and V stages (64 KB; V whole, each CTA reading its half) within the
+  // 163 KB of sm80 (sm86 / sm89 allow 99 KB: cuda_portable_supports refuses D = 512 there).
+  static constexpr int kVSplit = kHeadDim > 256 ? 2 : 1;
+  static constexpr int kHeadDimV = kHeadDim / kVSplit;  // O columns of one CTA
   static constexpr int kMAtoms = kHeadDim <= 128 ? 2 : 1;
   static constexpr int kBlockM = kHeadDim <= 128 ? 128 : 64;
-  static constexpr int kBlockN = kHeadDim <= 64 || (kHeadDim <= 128 && !kKvRaw) ? 64 : 32;
+  static constexpr int kBlockN = kHeadDim > 256 ? 16 : kHeadDim <= 64 || (kHeadDim <= 128 && !kKvRaw) ? 64 : 32;
   static constexpr int kWarpRows = 16 * kMAtoms;
   static constexpr int kWarps = kBlockM / kWarpRows;
   static constexpr int kThreads = kWarps * 32;
@@ -44,8 +51,9 @@ struct Traits {
   // Two CTAs of 4 warps a SM (registers capped at 255); shared memory allows it on sm90.
   static constexpr int kMinBlocksPerSm = kHeadDim <= 128 ? 2 : 1;
   // A split piece's partial (cuda/common/split.cuh): O (kMAtoms * D / 2 fp32 a thread), a
-  // maximum and a denominator for each of a thread's rows.
-  static constexpr int kSplitGroupFloats = (kMAtoms * kHeadDim / 2 + 2 * 2 * kMAtoms) * kWarps * 32;
+  // maximum and a denominator for each of a thread's rows. D = 512 never splits (run.cuh).
+  static constexpr bool kSplits = kVSplit == 1;
+  static constexpr int kSplitGroupFloats = (kMAtoms * kHeadDimV / 2 + 2 * 2 * kMAtoms) * kWarps * 32;
 
   // 16-bit tiles: rows of D elements in 16-byte chunks, XOR-swizzled by (row % 8) so that the
   // eight rows an ldmatrix phase reads fall in eight different bank groups.
@@ -91,11 +99,12 @@ struct Traits {
   static constexpr int kSmemScaleK = kSmemRawV + kRawTileBytes;
   static constexpr int kSmemScaleV = kSmemScaleK + kScaleTileBytes;
   static constexpr int kSmemBytes = kSmemScaleV + kScaleTileBytes;
-  // 99 KB is the opt-in limit of sm86/sm89, the smallest of the architectures served.
-  static_assert(kSmemBytes <= 99 * 1024, "the plan must fit every sm80+ GPU");
+  // 99 KB is the opt-in limit of sm86/sm89, the smallest of the architectures served; D = 512
+  // needs sm80's or sm90's (163 KB and more; checked at run time).
+  static_assert(kSmemBytes <= (kHeadDim > 256 ? 163 : 99) * 1024, "the plan must fit its sm80+ GPUs");
 
   // The output tile is staged in the Q region once the main loop is done.
-  static_assert(kQTileBytes >= kBlockM * kHeadDim * 2, "out staging needs up to 2 bytes an element");
+  static_assert(kQTileBytes >= kBlockM * kHeadDimV * 2, "out staging needs up to 2 bytes an element");
 };
 
 }  // namespace sm80
