@@ -100,6 +100,7 @@ struct ProblemSpec {
   int32_t page_pad = 0;          // extra elements after each page of the pool
   int32_t out_pad = 0;           // extra elements after each out row and token
   int32_t lse_pad = 0;           // extra elements after each lse token
+  float skip_factor = 0.0f;      // skip_softmax_threshold_scale_factor (1e-30: the vote runs, results dense)
   uint64_t seed = 1;
 };
 
@@ -468,6 +469,7 @@ class PagedProblem {
     args.cum_seq_lens_kv = cu_kv.data();
     args.window_left = s.window_left;
     args.causal = s.causal ? 1 : 0;
+    args.skip_softmax_threshold_scale_factor = s.skip_factor;
     args.workspace = workspace.data();
     args.workspace_size = workspace.size();
   }

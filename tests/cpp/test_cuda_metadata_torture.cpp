@@ -83,6 +83,7 @@ struct Shape {
   bool kv8 = false;      // bf16 query over an e4m3 cache, bf16 output (the widening paths)
   bool separate = false; // [B, 2, M] tables: the liars' V ids lie too (row b spans K's and V's)
   bool kv4 = false;      // e4m3 query over an NVFP4 cache (codes and block-scale pools), bf16 output
+  bool skip = false;     // skip-softmax's vote (factor 1e-30: nothing skipped, results dense)
 };
 
 // Every head dim and page size the backends build, with bf16; the nvfp4 output on a spread of page
@@ -115,13 +116,17 @@ std::vector<Shape> shapes() {
   list.push_back({128, 4, false, false, false, true, true});
   list.push_back({256, 64, false, false, false, false, true});
   list.push_back({128, 16, false, true, false, true, true});
+  // Skip-softmax's vote (the sm90 kernels compiled with it), long KV so the split forms run too.
+  list.push_back({128, 16, false, false, false, false, false, true});
+  list.push_back({64, 64, false, true, false, false, false, true});
+  list.push_back({256, 32, true, false, false, false, false, true});
   return list;
 }
 
 std::string describe(const Shape& s) {
   return "D=" + std::to_string(s.head_dim) + " N=" + std::to_string(s.page_size) +
          (s.fp8_nvfp4 ? " e4m3->nvfp4" : s.kv8 ? " bf16 over e4m3 KV" : " bf16") + (s.long_kv ? " long KV" : "") +
-         (s.separate ? " separate idx" : "") + (s.kv4 ? " e4m3 over NVFP4 KV" : "");
+         (s.separate ? " separate idx" : "") + (s.kv4 ? " e4m3 over NVFP4 KV" : "") + (s.skip ? " skip vote" : "");
 }
 
 ProblemSpec spec_for(const Shape& shape, uint64_t seed) {
@@ -150,6 +155,7 @@ ProblemSpec spec_for(const Shape& shape, uint64_t seed) {
   }
   if (shape.kv8) s.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
   if (shape.kv4) s.q_dtype = CTXATTN_DTYPE_FLOAT8_E4M3, s.kv_dtype = CTXATTN_DTYPE_NVFP4;
+  if (shape.skip) s.skip_factor = 1e-30f;
   s.separate_kv_idx = shape.separate;
   return s;
 }

@@ -52,7 +52,7 @@ std::string describe(const ProblemSpec& s) {
     << (s.kv_layout == CTXATTN_KV_LAYOUT_HND ? " HND" : " NHD") << " form=" << static_cast<int>(s.kv_form)
     << " causal=" << s.causal << " window=" << s.window_left << " sinks=" << s.with_sinks << " lse=" << s.with_lse
     << " scale_ptrs=" << s.scale_pointers << " pads=" << s.q_pad << "/" << s.kv_pad << "/" << s.out_pad
-    << " separate_idx=" << s.separate_kv_idx << " seed=" << s.seed << " lens(q/kv)=";
+    << " separate_idx=" << s.separate_kv_idx << " skip=" << s.skip_factor << " seed=" << s.seed << " lens(q/kv)=";
   for (size_t b = 0; b < s.q_lens.size(); ++b) o << s.q_lens[b] << "/" << s.kv_lens[b] << " ";
   return o.str();
 }
@@ -113,6 +113,8 @@ ProblemSpec random_spec(std::mt19937_64& rng, uint64_t seed, bool small) {
     s.extra_rows = static_cast<int32_t>(rng() % 4);
     s.extra_pages = static_cast<int32_t>(rng() % 5);
     s.separate_kv_idx = chance(25);
+    // Skip-softmax's vote with a factor that skips nothing (dense results at any geometry).
+    s.skip_factor = chance(20) ? 1e-30f : 0.0f;
     // Head dim 512 is built for 16-bit caches of the query's dtype and e4m3 caches under fp16 / e4m3
     // queries (cuda/portable.cpp); the sm90 backend sends all of it to AUTO's portable kernel.
     if (s.head_dim == 512 && (s.kv_dtype == CTXATTN_DTYPE_NVFP4 ||
