@@ -56,6 +56,10 @@ def parse_args(argv):
                    help="start no new case after this many seconds; the rest are reported as skipped")
     p.add_argument("--threads", type=int, default=None,
                    help="CPU threads for every implementation (default: all cores)")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="interleaved rounds (BENCH.md's method; 5 or more for figures that count): each "
+                        "case's implementations are timed once a round in a shuffled order, and the "
+                        "ratio against the best peer is the median of the per-round ratios")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--library", default=None, help="path of libctxattn.so (sets CTXATTN_LIBRARY)")
     p.add_argument("--flashinfer-cache", default=None,
@@ -217,7 +221,7 @@ def main(argv=None):
     runner = Runner(device, peers, timer, {k: v[0] for k, v in ceilings.items()}, seed=args.seed,
                     check=not args.no_check, time_calls=not args.checks_only,
                     true_size=device.type == "cuda", deadline=deadline, on_case_done=on_case_done,
-                    log=lambda msg: print(msg, file=sys.stderr, flush=True))
+                    log=lambda msg: print(msg, file=sys.stderr, flush=True), rounds=args.rounds)
     unavailable = {k: v for k, v in runner.availability.items() if v}
     for name, reason in unavailable.items():
         print(f"# {name}: {reason}", flush=True)

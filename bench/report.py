@@ -11,7 +11,7 @@ COLUMNS = (
     "case", "workload", "variant", "in_dtype", "kv_dtype", "out_dtype", "page_size", "batch", "q_tokens",
     "kv_tokens", "qo_heads", "kv_heads", "head_dim", "window_left", "sinks", "gflop", "impl",
     "status", "check", "median_us", "p10_us", "p90_us", "samples", "tflops", "ceiling",
-    "pct_ceiling", "vs_best", "best_peer", "ctxattn_speedup", "exact", "note",
+    "pct_ceiling", "vs_best", "vs_best_rounds", "best_peer", "ctxattn_speedup", "exact", "note",
 )
 
 

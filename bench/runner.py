@@ -1,11 +1,18 @@
 """Runs the selected cases: for each implementation, the reference check on the small ragged
 instance (once per distinct configuration), then the timed call on the case's inputs.
 
+Interleaved rounds (rounds > 1, BENCH.md's method): every implementation of a case is prepared
+once on the same inputs, then each round times each of them once, in an order shuffled per round;
+a row's median_us is the median of its round medians, and each ctxattn row's vs_best is the
+median over the rounds of (best peer's time / its time) in that round.
+
 Every failure is caught and becomes the row's status, so one broken peer or case never stops the
 run; rows are handed to `on_case_done` as each case finishes, so partial runs still leave results.
 """
 
 import dataclasses
+import random
+import statistics
 import time
 
 import torch
@@ -54,8 +61,10 @@ def ceiling_key(case, row):
 
 class Runner:
     def __init__(self, device, peers, timer, ceilings, seed=0, check=True, time_calls=True,
-                 true_size=True, deadline=None, on_case_done=None, log=print):
+                 true_size=True, deadline=None, on_case_done=None, log=print, rounds=1):
         self.device = torch.device(device)
+        self.rounds = max(1, rounds)
+        self._order = random.Random(seed)
         self.peers = peers
         self.timer = timer
         self.ceilings = ceilings
@@ -102,7 +111,10 @@ class Runner:
             inp = build(case, self.device, seed=self.seed, true_size=self.true_size)
         except Exception as e:
             return [dict(base, impl=p.name, status=f"error: building inputs: {describe(e)}") for p in self.peers]
-        rows = [self.run_peer(p, case, inp, base) for p in self.peers]
+        if self.rounds > 1 and self.time_calls:
+            rows = self.run_rounds(case, inp, base)
+        else:
+            rows = [self.run_peer(p, case, inp, base) for p in self.peers]
         del inp
         if self.device.type == "cuda" and not self.fatal:
             torch.cuda.empty_cache()
@@ -164,15 +176,15 @@ class Runner:
 
     # ---- timing ----
 
-    def run_peer(self, peer, case, inp, base):
-        row = dict(base, impl=peer.name)
+    def _admit(self, peer, case, row):
+        """The calling strategy to time, or None with the row's status set (skipped, failed check)."""
         if self.fatal:
             row["status"] = f"skip: {self.fatal}"
-            return row
+            return None
         reason = self.availability.get(peer.name)
         if reason:
             row["status"] = f"skip: {reason}"
-            return row
+            return None
         strategies = peer.strategies(case)
         strategy = strategies[0]
         if self.check:
@@ -180,7 +192,60 @@ class Runner:
             row["check"] = message
             if strategy is None:
                 row["status"] = message if message.startswith(("skip", "FAIL")) else f"error in check: {message[7:]}"
-                return row
+                return None
+        return strategy
+
+    def run_rounds(self, case, inp, base):
+        """Every admitted implementation prepared once, then `rounds` rounds, each timing every one
+        once in a shuffled order; rows carry the round medians (round_us)."""
+        rows, ready = [], []
+        for peer in self.peers:
+            row = dict(base, impl=peer.name)
+            rows.append(row)
+            strategy = self._admit(peer, case, row)
+            if strategy is None:
+                continue
+            try:
+                prepared = peer.prepare(inp, strategy)
+            except Unsupported as e:
+                row["status"] = f"skip: {e}"
+                continue
+            except Exception as e:
+                row["status"] = f"error: {describe(e)}"
+                self._note_fatal(peer, e)
+                continue
+            first = peer.strategies(case)[0]
+            row.update(exact=prepared.exact,
+                       note="; ".join(n for n in (prepared.note, "" if strategy == first else strategy) if n))
+            ready.append((row, prepared, peer, []))
+        for _ in range(self.rounds):
+            order = list(ready)
+            self._order.shuffle(order)
+            for row, prepared, peer, times in order:
+                if "status" in row or self.fatal:
+                    continue
+                try:
+                    times.append(self.timer.time(prepared.run).median_us)
+                except Exception as e:
+                    row["status"] = f"error: {describe(e)}"
+                    self._note_fatal(peer, e)
+        for row, _, _, times in ready:
+            if "status" in row:
+                continue
+            if len(times) < self.rounds:
+                row["status"] = f"skip: {self.fatal}" if self.fatal else "error: a round was not timed"
+                continue
+            ordered = sorted(times)
+            row.update(status="ok", median_us=statistics.median(times), p10_us=ordered[0], p90_us=ordered[-1],
+                       samples=len(times), round_us=times)
+        return rows
+
+    def run_peer(self, peer, case, inp, base):
+        row = dict(base, impl=peer.name)
+        strategy = self._admit(peer, case, row)
+        if strategy is None:
+            return row
+        strategies = peer.strategies(case)
         if not self.time_calls:
             row["status"] = "checked"
             return row
@@ -239,6 +304,10 @@ def add_ratios(case, rows, ceilings):
     for r in ours:
         r["vs_best"] = best["median_us"] / r["median_us"]
         r["best_peer"] = best["impl"] + ("" if same else " (other precision)")
+        if "round_us" in r and "round_us" in best:
+            # Interleaved rounds: the median of the per-round ratios is the figure that counts.
+            r["vs_best"] = statistics.median(b / o for b, o in zip(best["round_us"], r["round_us"]))
+            r["vs_best_rounds"] = len(r["round_us"])
     auto = next((r for r in ours if r["impl"] == CTXATTN), None)
     if auto is not None:
         for r in peers:
