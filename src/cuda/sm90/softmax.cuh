@@ -75,10 +75,13 @@ struct RowSoftmax {
     for (int h = 0; h < 2; ++h) tile_max[h] = tile_max_half(h, s, row_scale[h]);
   }
 
-  // prepare, from the maxima tile_maxima gave.
-  __device__ __forceinline__ void prepare_from(const float (&tile_max)[2], float (&correction)[2], float (&base)[2]) {
+  // update, from the maxima tile_maxima gave: both rows' references first, then the probabilities.
+  __device__ __forceinline__ void update_from(const float (&tile_max)[2], float (&s)[kRegs],
+                                              const float (&row_scale)[2], float (&correction)[2]) {
+    float base[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) prepare_from_max(h, tile_max[h], correction[h], base[h]);
+    exponentiate(s, row_scale, base, correction);
   }
 
   __device__ __forceinline__ static float tile_max_half(int h, const float (&s)[kRegs], float scale) {
