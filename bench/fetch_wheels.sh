@@ -7,6 +7,8 @@
 #                 fa3-fwd (FlashAttention-3's forward)     -> peers flashinfer_fa3, fa3   (~59 MiB)
 #   .whl/cudnn/   nvidia-cudnn-frontend                    -> peer cudnn_paged            (~11 MiB)
 #
+# The group .whl/fmha (peer fmha_v2: FMHAv2's modules, prebuilt) comes from bench/build_fmha_v2.sh.
+#
 # Carry one group per GPU command (carry [".whl/fa3"]); bench/gpu_run.sh installs every group it
 # finds under .whl/ (or those named by WHEELS) and puts each on the path. By hand:
 #   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
@@ -30,13 +32,7 @@ cudnn_frontend_version="${CUDNN_FRONTEND_VERSION:-1.32.0}"
 # The largest group a GPU command can carry.
 carry_limit_bytes=$((64 * 1024 * 1024))
 
-# pip matches each manylinux tag exactly, so list every glibc level the wheels are published for.
-platforms=()
-for tag in manylinux_2_39_x86_64 manylinux_2_35_x86_64 manylinux_2_34_x86_64 manylinux_2_31_x86_64 \
-           manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_24_x86_64 manylinux_2_17_x86_64 \
-           manylinux2014_x86_64 manylinux1_x86_64; do
-  platforms+=(--platform "$tag")
-done
+. "$root/bench/wheel_platforms.sh"
 
 fetch() {  # fetch GROUP REQUIREMENT
   mkdir -p "$dest/$1"

@@ -12,7 +12,9 @@
 #
 # ARGS go to `python -m bench` (e.g. -w long_8k,ragged --impl ctxattn,ctxattn_sm90,fa3). Wheels:
 # bench/fetch_wheels.sh makes the groups .whl/fa3 (FlashInfer, tvm-ffi, fa3-fwd) and .whl/cudnn
-# (cuDNN frontend); a command carries the group(s) it needs within the 64 MiB limit, and this
+# (cuDNN frontend), bench/build_fmha_v2.sh the group .whl/fmha (FMHAv2's prebuilt modules,
+# FlashInfer's Python side and tvm-ffi, 13 MiB: peer fmha_v2); a command carries the group(s) it
+# needs within the 64 MiB limit, and this
 # script uses every group it finds, or only those WHEELS names (e.g. WHEELS=.whl/fa3; several
 # separated by commas); wheels lying directly in .whl/ count as one more group.
 # Every stage is idempotent and everything it builds lives in git-ignored folders, so on a machine
@@ -53,8 +55,10 @@ wheel_groups() {
 
 install_group() {
   # Installs the wheels of folder $1 into bench-out/sites/<its name> (once per set of wheels) and
-  # puts that folder on PYTHONPATH.
-  local dir=$1 wheels name target
+  # puts that folder on PYTHONPATH. A group with FMHAv2's manifest (.whl/fmha, made by
+  # bench/build_fmha_v2.sh) also holds FlashInfer's Python side as a tarball, unpacked there, and
+  # the prebuilt modules, copied there; FMHA_V2_MODULES then names that folder.
+  local dir=$1 wheels name target stamp tarball
   wheels=$(ls "$dir"/*.whl 2>/dev/null | sort)
   if [ -z "$wheels" ]; then
     echo "gpu_run.sh: no wheels in $dir" >&2
@@ -63,16 +67,35 @@ install_group() {
   name=$(basename "$dir")
   name=${name#.}
   target=$sites/$name
-  if [ "$wheels" != "$(cat "$target/.installed" 2>/dev/null)" ]; then
+  stamp=$wheels
+  if [ -f "$dir/fmha_v2.json" ]; then
+    stamp="$stamp
+$(cd "$dir" && cksum fmha_v2.json ./*.tar.xz modules/*.so lib/* 2>/dev/null)"
+  fi
+  if [ "$stamp" != "$(cat "$target/.installed" 2>/dev/null)" ]; then
     rm -rf "$target"
     if ! "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target "$target" $wheels; then
       echo "gpu_run.sh: installing $dir/*.whl failed; continuing without those peers" >&2
       return 1
     fi
-    echo "$wheels" > "$target/.installed"
+    if [ -f "$dir/fmha_v2.json" ]; then
+      for tarball in "$dir"/*.tar.xz; do
+        [ -f "$tarball" ] || continue
+        tar -xJf "$tarball" -C "$target" || { echo "gpu_run.sh: unpacking $tarball failed" >&2; return 1; }
+      done
+      if ! cp -r "$dir/fmha_v2.json" "$dir/modules" "$target/" ||
+          { [ -d "$dir/lib" ] && ! cp -r "$dir/lib" "$target/"; }; then
+        echo "gpu_run.sh: copying the FMHAv2 modules of $dir failed; continuing without them" >&2
+        return 1
+      fi
+    fi
+    echo "$stamp" > "$target/.installed"
   fi
   export PYTHONPATH=$PYTHONPATH:$target
+  if [ -f "$target/fmha_v2.json" ]; then
+    export FMHA_V2_MODULES=$target
+  fi
   echo "gpu_run.sh: wheels of $dir: $(echo $wheels | xargs -n1 basename | cut -d- -f1,2 | tr '\n' ' ')"
 }
 

@@ -119,6 +119,7 @@ def make_peers(device_type, names=None):
 
 def all_peer_names():
     """Every implementation name, for --help ([brackets]: only when --impl names it)."""
-    return {"cuda": "ctxattn, ctxattn_portable, ctxattn_sm90, fa3, flashinfer_fa3, cudnn_paged, cudnn_sdpa, "
+    return {"cuda": "ctxattn, ctxattn_portable, ctxattn_sm90, fa3, flashinfer_fa3, fmha_v2, cudnn_paged, "
+                    "cudnn_sdpa, "
                     "cudnn_varlen, fa2, flex",
             "cpu": "ctxattn, [ctxattn_reference], torch_sdpa, torch_sdpa_fp32"}

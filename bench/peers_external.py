@@ -1,12 +1,17 @@
-"""Peers from other packages: FlashInfer's batch prefill wrapper on its Hopper (fa3) backend and
-cuDNN's paged SDPA graph through the cuDNN frontend, both reading the same paged cache as ctxattn,
-and FlashAttention-3's forward (fa3-fwd) on the same KV gathered into contiguous memory. A GPU
-machine without network gets them from bench/fetch_wheels.sh.
+"""Peers from other packages: FlashInfer's batch prefill wrapper on its Hopper (fa3) backend,
+TensorRT-LLM's FMHAv2 Hopper kernels through FlashInfer's `trtllm_fmha_v2_prefill` and cuDNN's
+paged SDPA graph through the cuDNN frontend, all reading the same paged cache as ctxattn, and
+FlashAttention-3's forward (fa3-fwd) on the same KV gathered into contiguous memory. A GPU machine
+without network gets them from bench/fetch_wheels.sh, and FMHAv2's prebuilt modules from
+bench/build_fmha_v2.sh.
 """
 
+import ctypes
 import importlib
 import importlib.util
+import json
 import math
+import os
 import sys
 import types
 
@@ -255,5 +260,221 @@ class FlashAttn3(Peer):
         return Prepared(run, lambda o: o, note, exact)
 
 
+FMHA_V2_MANIFEST = "fmha_v2.json"
+FMHA_V2_LAYOUT = "Q_PAGED_KV_HND"
+FMHA_V2_WORKSPACE_BYTES = 32 * 2**20
+# The manifest's dtype names (FlashInfer's) and the harness's.
+FMHA_V2_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "e4m3": torch.float8_e4m3fn}
+HARNESS_TO_FMHA_V2 = {"bf16": "bf16", "fp16": "fp16", "fp8": "e4m3"}
+_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def fmha_v2_modules_dir():
+    """The folder of FMHAv2's prebuilt modules: $FMHA_V2_MODULES, else the first of .whl/fmha
+    (bench/build_fmha_v2.sh's output) and bench-out/sites/fmha (where bench/gpu_run.sh installs
+    it) at the repository root that holds a manifest, else .whl/fmha."""
+    env = os.environ.get("FMHA_V2_MODULES")
+    if env:
+        return os.path.abspath(env)
+    candidates = [os.path.join(_REPO_ROOT, ".whl", "fmha"), os.path.join(_REPO_ROOT, "bench-out", "sites", "fmha")]
+    for folder in candidates:
+        if os.path.isfile(os.path.join(folder, FMHA_V2_MANIFEST)):
+            return folder
+    return candidates[0]
+
+
+def read_fmha_v2_manifest(folder):
+    """bench/build_fmha_v2.sh's manifest in `folder` as {(input dtype, output dtype): entry}, with
+    FlashInfer's dtype names ("bf16", "fp16", "e4m3"), each entry's "path" made absolute and its
+    "head_dims" and "skip_softmax" as tuples.
+
+    Raises FileNotFoundError when the manifest or a module it lists is missing, ValueError when it
+    lists no module or one that is not a Q_PAGED_KV_HND module of known dtypes."""
+    path = os.path.join(folder, FMHA_V2_MANIFEST)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no {FMHA_V2_MANIFEST} in {folder} (run bench/build_fmha_v2.sh and carry "
+                                ".whl/fmha, or set FMHA_V2_MODULES)")
+    with open(path) as fh:
+        manifest = json.load(fh)
+    modules = {}
+    for entry in manifest.get("modules", []):
+        if entry.get("input_layout") != FMHA_V2_LAYOUT:
+            raise ValueError(f"{path}: module {entry.get('name')} is for layout {entry.get('input_layout')}, "
+                             f"not {FMHA_V2_LAYOUT}")
+        pair = (entry["input_dtype"], entry["output_dtype"])
+        if not set(pair) <= set(FMHA_V2_DTYPES):
+            raise ValueError(f"{path}: unknown dtypes {pair}")
+        module_path = os.path.join(folder, entry["file"])
+        if not os.path.isfile(module_path):
+            raise FileNotFoundError(f"{path} lists {entry['file']}, which is not in {folder}")
+        modules[pair] = dict(entry, path=module_path, head_dims=tuple(entry["head_dims"]),
+                             skip_softmax=tuple(entry["skip_softmax"]))
+    if not modules:
+        raise ValueError(f"{path} lists no modules")
+    return modules
+
+
+_fmha_v2_loaded = {}
+
+
+def load_fmha_v2_modules(folder):
+    """{(layout, input torch dtype, output torch dtype): loaded module} for the manifest in
+    `folder`, loaded once per process with tvm_ffi. The modules name the CUDA runtime they were
+    linked against (libcudart.so.13 with CUDA 13); torch has usually loaded it already, else the
+    copy the manifest lists (lib/) is loaded first."""
+    if folder in _fmha_v2_loaded:
+        return _fmha_v2_loaded[folder]
+    import tvm_ffi
+
+    with open(os.path.join(folder, FMHA_V2_MANIFEST)) as fh:
+        cudart = json.load(fh).get("cudart")
+    loaded = {}
+    for (in_dt, out_dt), entry in read_fmha_v2_manifest(folder).items():
+        try:
+            module = tvm_ffi.load_module(entry["path"])
+        except Exception as e:
+            if not cudart or "libcudart" not in str(e):
+                raise
+            ctypes.CDLL(os.path.join(folder, cudart), mode=ctypes.RTLD_GLOBAL)
+            module = tvm_ffi.load_module(entry["path"])
+        loaded[(FMHA_V2_LAYOUT, FMHA_V2_DTYPES[in_dt], FMHA_V2_DTYPES[out_dt])] = module
+    _fmha_v2_loaded[folder] = loaded
+    return loaded
+
+
+def use_prebuilt_fmha_v2(prefill, modules):
+    """Makes `prefill.get_trtllm_fmha_v2_module` (FlashInfer's cached JIT build, which
+    trtllm_fmha_v2_prefill looks up at each call) return the prebuilt `modules`, in this process
+    only. FlashInfer asks for (layout, query dtype, None) with 16-bit queries and (layout, e4m3,
+    output dtype) with e4m3 ones; a pair that was not built raises instead of compiling."""
+    current = prefill.get_trtllm_fmha_v2_module
+    if getattr(current, "prebuilt_modules", None) is modules:
+        return
+
+    def get_prebuilt_module(input_layout, input_dtype, output_dtype=None):
+        key = (input_layout.upper(), input_dtype, output_dtype if output_dtype is not None else input_dtype)
+        if key not in modules:
+            raise RuntimeError(f"no prebuilt FMHAv2 module for {key}; built: {sorted(map(str, modules))} "
+                               "(bench/build_fmha_v2.sh, FMHA_V2_DTYPES)")
+        return modules[key]
+
+    get_prebuilt_module.prebuilt_modules = modules
+    prefill.get_trtllm_fmha_v2_module = get_prebuilt_module
+
+
+def fmha_v2_caller(prefill, query, kv_cache, block_tables, seq_lens, max_q_len, max_kv_len, bmm1_scale,
+                   bmm2_scale, cum_seq_lens_q, cum_seq_lens_kv, out, window_left=-1, sinks=None,
+                   workspace=None):
+    """call(factor) running FMHAv2 bottom-right causal on a paged HND cache: [P, 2, Hkv, N, D]
+    with a [B, M] table, or a (k_cache, v_cache) pair of views of one allocation with a [B, 2, M]
+    table of block offsets from k_cache's start. factor None or 0 is dense, else skip-softmax's
+    threshold scale factor (a key tile is skipped where exp(tile max - running max) < factor /
+    kv_len, as in ctxattn). The workspace must start zeroed (the kernels' tile counter lives
+    there and is left at zero after each call)."""
+    if workspace is None:
+        workspace = torch.zeros(FMHA_V2_WORKSPACE_BYTES, dtype=torch.uint8, device=query.device)
+    batch = block_tables.shape[0]
+    kwargs = dict(block_tables=block_tables, out=out, mask_mode="causal", window_left=window_left)
+    if sinks is not None:
+        kwargs["sinks"] = sinks
+
+    def call(factor=None):
+        return prefill.trtllm_fmha_v2_prefill(
+            (query, kv_cache), FMHA_V2_LAYOUT, workspace, seq_lens, max_q_len, max_kv_len, bmm1_scale,
+            bmm2_scale, batch, cum_seq_lens_q, cum_seq_lens_kv,
+            skip_softmax_threshold_scale_factor=float(factor or 0.0), **kwargs)
+
+    return call
+
+
+def fmha_v2_unavailable(folder=None):
+    """None when FMHAv2 can run in this process (the prebuilt modules of `folder`, else of
+    fmha_v2_modules_dir(), tvm_ffi and FlashInfer's prefill module), else the reason."""
+    folder = folder or fmha_v2_modules_dir()
+    try:
+        read_fmha_v2_manifest(folder)
+    except Exception as e:
+        return f"FMHAv2 modules: {type(e).__name__}: {e}"
+    try:
+        import tvm_ffi  # noqa: F401
+    except Exception as e:
+        return f"tvm_ffi not importable: {type(e).__name__}: {e}"
+    try:
+        prefill = import_flashinfer_prefill()
+    except Exception as e:
+        return f"flashinfer not importable: {type(e).__name__}: {e}"
+    if not hasattr(prefill, "trtllm_fmha_v2_prefill") or not hasattr(prefill, "get_trtllm_fmha_v2_module"):
+        return "this flashinfer has no trtllm_fmha_v2_prefill / get_trtllm_fmha_v2_module (0.7.2 has both)"
+    return None
+
+
+class FmhaV2(Peer):
+    """TensorRT-LLM's FMHAv2 (the open warp-specialised sm90 context kernels) through FlashInfer's
+    `trtllm_fmha_v2_prefill(qkv=(query, paged_kv), input_layout="Q_PAGED_KV_HND", ...)` on the
+    case's own paged cache and block table, bottom-right causal (`mask_mode="causal"`), with the
+    case's bmm1 / bmm2 scales, sinks and window. The modules are bench/build_fmha_v2.sh's, loaded
+    with tvm_ffi and handed to FlashInfer in place of its JIT build: they hold the head dims and
+    dtype pairs their manifest lists, without softcap, softmax stats and ALiBi, with and without
+    skip-softmax. Q and KV take one dtype (bf16, fp16 or e4m3), e4m3 with a 16-bit output.
+    `skip_softmax_factor` (None: dense) is skip-softmax's threshold scale factor.
+    """
+
+    name = "fmha_v2"
+    paged = True
+
+    def __init__(self, name="fmha_v2", skip_softmax_factor=None, modules_dir=None):
+        self.name = name
+        self.skip_softmax_factor = skip_softmax_factor
+        self.modules_dir = modules_dir
+
+    def folder(self):
+        return self.modules_dir or fmha_v2_modules_dir()
+
+    def available(self):
+        return fmha_v2_unavailable(self.folder())
+
+    def prepare(self, inp, strategy="", check=False):
+        w, case = inp.workload, inp.case
+        require(inp.device.type == "cuda" and torch.cuda.get_device_capability(inp.device) == (9, 0),
+                "the FMHAv2 modules are built for sm_90a (H100 / H200) only")
+        require(case.kv_dtype != "nvfp4", "FMHAv2 reads no NVFP4 cache")
+        require(case.out_dtype != "nvfp4", "FMHAv2 writes no nvfp4 output")
+        require(case.kv_dtype == case.in_dtype, "FMHAv2 takes Q and KV of one dtype")
+        page = case.page_size
+        require(page & (page - 1) == 0, f"FMHAv2 takes power-of-two page sizes, got {page}")
+        require(inp.window_left != 0, "FMHAv2 reads window_left 0 as no window")
+        in_dt, out_dt = HARNESS_TO_FMHA_V2[case.in_dtype], HARNESS_TO_FMHA_V2[case.dtype]
+        folder = self.folder()
+        entry = read_fmha_v2_manifest(folder).get((in_dt, out_dt))
+        require(entry is not None, f"no FMHAv2 module for {in_dt} -> {out_dt} in {folder} (FMHA_V2_DTYPES of "
+                                   "bench/build_fmha_v2.sh)")
+        require(w.head_dim in entry["head_dims"],
+                f"the FMHAv2 modules hold head dims {entry['head_dims']}, not {w.head_dim}")
+        factor = self.skip_softmax_factor
+        require(not factor or True in entry["skip_softmax"], "the FMHAv2 modules hold no skip-softmax kernels")
+        prefill = import_flashinfer_prefill()
+        use_prebuilt_fmha_v2(prefill, load_fmha_v2_modules(folder))
+        kv, tables = inp.kv_cache, inp.block_tables
+        if w.kv_form == "trtllm_pool":
+            # [P, 2, ...] read as 2P blocks (K page p at 2p, V at 2p + 1) with a [B, 2, M] table of
+            # offsets from K's start: FMHAv2 takes that form as two equal views of one allocation,
+            # V's starting one block after K's (it checks that), its offsets counted from K's start.
+            flat = kv.reshape(-1, *kv.shape[2:])
+            kv = (flat[:-1], flat[1:])
+            tables = torch.stack([2 * tables, 2 * tables + 1], dim=1).contiguous()
+        out = torch.empty(inp.query.shape, dtype=FMHA_V2_DTYPES[out_dt], device=inp.device)
+        call = fmha_v2_caller(prefill, inp.query, kv, tables, inp.seq_lens, inp.max_q_len, inp.max_kv_len,
+                              inp.bmm1_scale, inp.bmm2_scale, inp.cum_seq_lens_q, inp.cum_seq_lens_kv, out,
+                              window_left=inp.window_left, sinks=inp.sinks)
+
+        def run():
+            return call(factor)
+
+        run()
+        note = f"skip-softmax f={factor:g}" if factor else ""
+        # With a factor the output is not dense attention's: not a "best peer" of the dense rows.
+        return Prepared(run, lambda o: o, note, not factor)
+
+
 def external_peers():
-    return [FlashAttn3(), FlashInferFa3(), CudnnPaged()]
+    return [FlashAttn3(), FlashInferFa3(), FmhaV2(), CudnnPaged()]

@@ -1,6 +1,7 @@
 """The skip_softmax workload (BENCH.md): skip-softmax on the GPU against dense attention.
 
     python3 bench/skip_softmax.py [--shapes long_32k,chunk_128k] [--targets 0.5,0.8] [--rounds 5] [--out DIR]
+                                  [--fmha-v2 auto|off]
 
 Inputs whose attention concentrates, built so that the sparsity is a property of the data and not
 of the kernel, with RoPE's shape: query i and key j carry, in 16 dimension pairs, a unit rotary pair
@@ -17,6 +18,13 @@ votes is found by bisection on log f (the kernel's own statistics); then, in int
 with CUDA events. Printed per variant: the skipped fraction s, the median time, its ratio to
 dense, the bound (1 - s / 2) (Q K^T always runs; at D = 128 in 16 bits it is half the work) and how
 close the time comes to it, and the error against the dense output (max |diff|, relative L2).
+
+FMHAv2 (TensorRT-LLM's Hopper kernels through FlashInfer's trtllm_fmha_v2_prefill, the open
+reference for skip-softmax; bench/build_fmha_v2.sh builds its modules) runs in the same rounds on
+the same inputs when its modules load (--fmha-v2 auto), dense and with the same factors: its
+threshold is the same f / kv_len, but it counts no skipped tiles, so its rows have no skipped
+fraction and no bound (NaN); each is compared with FMHAv2's own dense output and time, and
+FMHAv2's dense output with ctxattn's (printed, and fmha_v2_dense_checks in the JSON).
 Writes skip_softmax.csv / .json to --out.
 """
 
@@ -32,6 +40,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import ctxattn  # noqa: E402
 
 SHAPES = {
@@ -99,6 +108,26 @@ def caller(inp):
     return call, stats
 
 
+def fmha_v2_call(inp):
+    """(FMHAv2's call(factor) on the same inputs, "") or (None, the reason it cannot run here)."""
+    from bench import peers_external as ext
+
+    reason = ext.fmha_v2_unavailable()
+    if reason is not None:
+        return None, reason
+    folder = ext.fmha_v2_modules_dir()
+    entry = ext.read_fmha_v2_manifest(folder).get(("bf16", "bf16"))
+    d = inp["query"].shape[-1]
+    if entry is None or d not in entry["head_dims"] or True not in entry["skip_softmax"]:
+        return None, f"the FMHAv2 modules in {folder} have no bf16 skip-softmax kernel for head dim {d}"
+    prefill = ext.import_flashinfer_prefill()
+    ext.use_prebuilt_fmha_v2(prefill, ext.load_fmha_v2_modules(folder))
+    out = torch.empty_like(inp["query"])
+    return ext.fmha_v2_caller(prefill, inp["query"], inp["kv_cache"], inp["block_tables"], inp["seq_lens"],
+                              inp["max_q_len"], inp["max_kv_len"], inp["scale"], 1.0, inp["cum_q"],
+                              inp["cum_kv"], out), ""
+
+
 def skipped_fraction(call, stats, factor):
     call(factor)
     counted, skipped = stats()
@@ -138,57 +167,80 @@ def main():
     ap.add_argument("--reps", type=int, default=3, help="timed calls of each variant a round (median kept)")
     ap.add_argument("--out", default="bench-out/skip_softmax")
     ap.add_argument("--backend", default="auto")
+    ap.add_argument("--fmha-v2", choices=("auto", "off"), default="auto",
+                    help="time FMHAv2 beside ctxattn when its modules load (auto) or not (off)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     props = torch.cuda.get_device_properties(0)
     print(f"# {props.name}, {props.multi_processor_count} SMs; torch {torch.__version__}; ctxattn {ctxattn.version()}")
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    rows = []
+    rows, checks = [], []
     with ctxattn.use_backend(args.backend):
         for shape in args.shapes.split(","):
             inp = build(shape)
             call, stats = caller(inp)
-            dense = call(None).clone()
-            variants = [("dense", None, 0.0), ("f=1e-30", 1e-30, skipped_fraction(call, stats, 1e-30))]
+            # (implementation, variant, factor, skipped fraction; NaN where it is not counted)
+            variants = [("ctxattn", "dense", None, 0.0),
+                        ("ctxattn", "f=1e-30", 1e-30, skipped_fraction(call, stats, 1e-30))]
             for target in (float(t) for t in args.targets.split(",")):
                 f, frac = calibrate(call, stats, target)
-                variants.append((f"~{target:.0%}", f, frac))
+                variants.append(("ctxattn", f"~{target:.0%}", f, frac))
+            calls = {"ctxattn": call}
+            if args.fmha_v2 == "auto":
+                fmha, reason = fmha_v2_call(inp)
+                if fmha is None:
+                    print(f"# {shape}: fmha_v2 not timed: {reason}")
+                else:
+                    calls["fmha_v2"] = fmha
+                    variants += [("fmha_v2", name, f, math.nan) for _, name, f, _ in variants]
+            dense = {impl: fn(None).clone() for impl, fn in calls.items()}
+            if "fmha_v2" in dense:
+                diff = dense["fmha_v2"].float() - dense["ctxattn"].float()
+                check = dict(shape=shape, max_abs=diff.abs().max().item(),
+                             rel_l2=(diff.norm() / dense["ctxattn"].float().norm()).item())
+                checks.append(check)
+                print(f"# {shape}: fmha_v2 dense against ctxattn dense: max|diff| {check['max_abs']:.2e}, "
+                      f"rel L2 {check['rel_l2']:.2e}")
             errors = {}
-            for name, f, _ in variants:
-                diff = (call(f).float() - dense.float())
-                errors[name] = (diff.abs().max().item(), (diff.norm() / dense.float().norm()).item())
-            times = {name: [] for name, _, _ in variants}
+            for impl, name, f, _ in variants:
+                ref = dense[impl].float()
+                diff = calls[impl](f).float() - ref
+                errors[impl, name] = (diff.abs().max().item(), (diff.norm() / ref.norm()).item())
+            times = {(impl, name): [] for impl, name, _, _ in variants}
             for _ in range(2):  # warm-up
-                for _, f, _ in variants:
-                    call(f)
+                for impl, _, f, _ in variants:
+                    calls[impl](f)
             for _ in range(args.rounds):
                 order = list(variants)
                 random.shuffle(order)
-                for name, f, _ in order:
-                    times[name].append(statistics.median(time_once(lambda: call(f), flush) for _ in range(args.reps)))
-            t_dense = statistics.median(times["dense"])
-            for name, f, frac in variants:
-                t = statistics.median(times[name])
-                ratios = [a / b for a, b in zip(times[name], times["dense"])]
+                for impl, name, f, _ in order:
+                    fn = calls[impl]
+                    times[impl, name].append(
+                        statistics.median(time_once(lambda: fn(f), flush) for _ in range(args.reps)))
+            for impl, name, f, frac in variants:
+                t = statistics.median(times[impl, name])
+                ratios = [a / b for a, b in zip(times[impl, name], times[impl, "dense"])]
                 bound = 1.0 - frac / 2.0
-                row = dict(shape=shape, variant=name, factor=f, skipped=frac, us=t,
+                row = dict(shape=shape, impl=impl, variant=name, factor=f, skipped=frac, us=t,
                            tflops=inp["flops"] / t / 1e6, vs_dense=statistics.median(ratios), bound=bound,
-                           vs_bound=statistics.median(ratios) / bound, max_abs_err=errors[name][0],
-                           rel_l2_err=errors[name][1])
+                           vs_bound=statistics.median(ratios) / bound, max_abs_err=errors[impl, name][0],
+                           rel_l2_err=errors[impl, name][1])
                 rows.append(row)
-            print(f"\n{shape} (dense {t_dense:.1f} us, {inp['flops'] / t_dense / 1e6:.0f} TFLOP/s)")
-            print(f"{'variant':>9} {'factor':>10} {'skipped':>8} {'us':>10} {'x dense':>8} {'bound':>6} "
-                  f"{'x bound':>8} {'max|err|':>9} {'rel L2':>9}")
-            for r in rows:
-                if r["shape"] != shape:
-                    continue
-                f = "None" if r["factor"] is None else f"{r['factor']:.3g}"
-                print(f"{r['variant']:>9} {f:>10} {r['skipped']:8.3f} {r['us']:10.1f} {r['vs_dense']:8.3f} "
-                      f"{r['bound']:6.3f} {r['vs_bound']:8.3f} {r['max_abs_err']:9.2e} {r['rel_l2_err']:9.2e}")
-            del inp, call, stats, dense
+            for impl in calls:
+                t_dense = statistics.median(times[impl, "dense"])
+                print(f"\n{shape}, {impl} (dense {t_dense:.1f} us, {inp['flops'] / t_dense / 1e6:.0f} TFLOP/s)")
+                print(f"{'variant':>9} {'factor':>10} {'skipped':>8} {'us':>10} {'x dense':>8} {'bound':>6} "
+                      f"{'x bound':>8} {'max|err|':>9} {'rel L2':>9}")
+                for r in rows:
+                    if r["shape"] != shape or r["impl"] != impl:
+                        continue
+                    f = "None" if r["factor"] is None else f"{r['factor']:.3g}"
+                    print(f"{r['variant']:>9} {f:>10} {r['skipped']:8.3f} {r['us']:10.1f} {r['vs_dense']:8.3f} "
+                          f"{r['bound']:6.3f} {r['vs_bound']:8.3f} {r['max_abs_err']:9.2e} {r['rel_l2_err']:9.2e}")
+            del inp, call, stats, dense, calls
             torch.cuda.empty_cache()
     with open(os.path.join(args.out, "skip_softmax.json"), "w") as fh:
-        json.dump(dict(device=props.name, rows=rows), fh, indent=1)
+        json.dump(dict(device=props.name, rows=rows, fmha_v2_dense_checks=checks), fh, indent=1)
     with open(os.path.join(args.out, "skip_softmax.csv"), "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
