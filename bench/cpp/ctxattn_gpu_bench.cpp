@@ -132,6 +132,13 @@ std::map<std::string, ProblemSpec> workloads() {
     s.o_sf_scale = 1.0f;
     w[std::string("fp8out.") + name] = s;
   }
+  // e4m3 queries over an NVFP4 cache (SPEC 8.1; bf16 output), HND: the harness's nvfp4_kv rows.
+  for (const char* name : {"long_8k", "batch_1k", "chunk_long_tp8"}) {
+    ProblemSpec s = w[std::string("fp8.") + name];
+    s.kv_dtype = CTXATTN_DTYPE_NVFP4;
+    s.kv_layout = CTXATTN_KV_LAYOUT_HND;
+    w[std::string("fp4kv.") + name] = s;
+  }
   // Sliding windows of 127, 255 and 511 keys on each kernel family (AUTO's choice of backend for
   // short windows, core/dispatch.cpp).
   for (const char* name : {"long_8k", "batch_1k", "d64", "d256", "fp8.long_8k", "fp8.d64", "kv8.d64", "kv8.long_8k"}) {

@@ -68,7 +68,7 @@ Status encode_fn(EncodeTiled* fn) {
 // kernel); CTXATTN_SM90_FP8_MMA=0 sends them to the fp16 kernel of the e4m3-KV path instead (Q
 // widened as it is copied in).
 bool fp8_mma(const Params& p) {
-  if (p.q_dtype != CTXATTN_DTYPE_FLOAT8_E4M3) return false;
+  if (p.q_dtype != CTXATTN_DTYPE_FLOAT8_E4M3 || p.kv_dtype != CTXATTN_DTYPE_FLOAT8_E4M3) return false;
   const char* env = std::getenv("CTXATTN_SM90_FP8_MMA");
   return env == nullptr || env[0] != '0';
 }
@@ -76,8 +76,12 @@ bool fp8_mma(const Params& p) {
 // Whether the call's K / V stages are group-major (sm90/traits.cuh kKvGroupMajor): 16-bit Q and
 // KV at head dims of two or more 64-column chunks.
 bool group_major(const Params& p, bool qkv_fp8) {
-  return p.kv_dtype != CTXATTN_DTYPE_FLOAT8_E4M3 && !qkv_fp8 && p.head_dim > sm90::kChunkCols;
+  return p.kv_dtype != CTXATTN_DTYPE_FLOAT8_E4M3 && p.kv_dtype != CTXATTN_DTYPE_NVFP4 && !qkv_fp8 &&
+         p.head_dim > sm90::kChunkCols;
 }
+
+// The head dims the sm90 backend compiles an NVFP4-KV kernel for (inst/attention_*_kv4_d*.cu).
+bool nvfp4_head_dim(int head_dim) { return head_dim == 128; }
 
 // How the group-major maps number a pool's (page, KV head) pairs as one coordinate: unit = page *
 // units + head, at unit * stride elements (launch.h TmaMaps). One KV head: units 1 at the page
@@ -104,12 +108,16 @@ PoolUnits pool_units(const Params& p, int64_t stride_page, int64_t stride_head) 
 //     one page piece, no swizzle (the raw tile the wideners read).
 //   e4m3 Q/K/V (qkv_fp8): 4-D, boxes of 128-byte chunks x one page piece, 128-byte swizzle, as
 //     WGMMA reads K (64-byte rows and swizzle at D = 64).
+//   NVFP4 KV: as e4m3 KV over rows of D / 2 bytes of codes (strides in bytes); the block scales
+//     have maps of their own (make_scale_map).
 Status make_pool_map(const Params& p, bool qkv_fp8, const void* base, int64_t stride_page, int64_t stride_head,
                      int64_t stride_token, int box_rows, CUtensorMap* map, int32_t* page_units) {
   EncodeTiled encode = nullptr;
   CTXATTN_RETURN_IF_ERROR(encode_fn(&encode));
-  const bool fp8 = p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && !qkv_fp8;
+  const bool fp4 = p.kv_dtype == CTXATTN_DTYPE_NVFP4;
+  const bool fp8 = (p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && !qkv_fp8) || fp4;  // raw rows, no swizzle
   const int64_t elem = fp8 || qkv_fp8 ? 1 : 2;
+  const int64_t row_elems = fp4 ? p.head_dim / 2 : p.head_dim;
   const cuuint32_t rows = static_cast<cuuint32_t>(p.page_size < box_rows ? p.page_size : box_rows);
   const CUtensorMapDataType type = fp8 || qkv_fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                                    : p.kv_dtype == CTXATTN_DTYPE_BFLOAT16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
@@ -137,14 +145,14 @@ Status make_pool_map(const Params& p, bool qkv_fp8, const void* base, int64_t st
                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   } else {
-    const cuuint64_t dims[4] = {static_cast<cuuint64_t>(p.head_dim), static_cast<cuuint64_t>(p.page_size),
+    const cuuint64_t dims[4] = {static_cast<cuuint64_t>(row_elems), static_cast<cuuint64_t>(p.page_size),
                                 static_cast<cuuint64_t>(p.num_kv_heads), static_cast<cuuint64_t>(p.num_pages)};
     const cuuint64_t strides[3] = {static_cast<cuuint64_t>(stride_token * elem),
                                    static_cast<cuuint64_t>(stride_head * elem),
                                    static_cast<cuuint64_t>(stride_page * elem)};
     // qkv_fp8 at D = 64: rows of 64 bytes in the 64-byte swizzle (sm90/traits.cuh kRowBytes).
     const bool rows64 = qkv_fp8 && p.head_dim == 64;
-    const cuuint32_t box[4] = {static_cast<cuuint32_t>(fp8 ? p.head_dim : !qkv_fp8 ? sm90::kChunkCols : rows64 ? 64 : 128),
+    const cuuint32_t box[4] = {static_cast<cuuint32_t>(fp8 ? row_elems : !qkv_fp8 ? sm90::kChunkCols : rows64 ? 64 : 128),
                                rows, 1, 1};
     r = encode(map, type, 4, const_cast<void*>(base), dims, strides, box, element_strides,
                CU_TENSOR_MAP_INTERLEAVE_NONE, fp8      ? CU_TENSOR_MAP_SWIZZLE_NONE
@@ -155,6 +163,34 @@ Status make_pool_map(const Params& p, bool qkv_fp8, const void* base, int64_t st
   if (r != CUDA_SUCCESS) {
     return unsupported("kv_cache: the sm90 backend could not describe the KV pool to TMA (cuTensorMapEncodeTiled "
                        "error " + std::to_string(static_cast<int>(r)) + ")");
+  }
+  return Status::Ok();
+}
+
+// NVFP4 block scales (K's or V's) as TMA reads them (launch.h TmaMaps): each (page, KV head) tile
+// of page_size x D / 16 bytes is contiguous (the token stride is D / 16: cuda_sm90_supports), so
+// a page piece's scales, K's linear and V's interleaved by 4 tokens alike, are the bytes
+// [slot x D / 16, (slot + rows) x D / 16) of its tile: 4-D (16-byte unit, unit of the tile, KV
+// head, page), boxes of 16 bytes x rows x D / 256 units, landing as the tile holds them.
+Status make_scale_map(const Params& p, const void* base, int64_t stride_page, int64_t stride_head, int box_rows,
+                      CUtensorMap* map) {
+  EncodeTiled encode = nullptr;
+  CTXATTN_RETURN_IF_ERROR(encode_fn(&encode));
+  const int64_t row_bytes = p.head_dim / 16;
+  const int64_t rows = p.page_size < box_rows ? p.page_size : box_rows;
+  const cuuint64_t dims[4] = {16, static_cast<cuuint64_t>(p.page_size * row_bytes / 16),
+                              static_cast<cuuint64_t>(p.num_kv_heads), static_cast<cuuint64_t>(p.num_pages)};
+  // An unstepped extent's stride is still checked by TMA (as in make_row_box_map): 16 stands in.
+  const int64_t head_stride = p.num_kv_heads > 1 ? stride_head : 16;
+  const cuuint64_t strides[3] = {16, static_cast<cuuint64_t>(head_stride), static_cast<cuuint64_t>(stride_page)};
+  const cuuint32_t box[4] = {16, static_cast<cuuint32_t>(rows * row_bytes / 16), 1, 1};
+  const cuuint32_t element_strides[4] = {1, 1, 1, 1};
+  const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 4, const_cast<void*>(base), dims, strides, box,
+                            element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    return unsupported("kv_cache_sf: the sm90 backend could not describe the NVFP4 scale pool to TMA "
+                       "(cuTensorMapEncodeTiled error " + std::to_string(static_cast<int>(r)) + ")");
   }
   return Status::Ok();
 }
@@ -238,13 +274,17 @@ int box_rows_for(const Params& p, bool qkv_fp8) {
 }
 constexpr int kLongBoxRows = sm90::Traits<128, false, true, false, sm90::kTakeLong>::kBoxRows;
 
-template <sm90::Elem kElem, bool kKvFp8>
+template <sm90::Elem kElem, int kKv>
 Status run_elem(const Params& p, const sm90::LaunchEnv& env, const sm90::TmaMaps& maps) {
-  switch (p.head_dim) {
-    case 64: return sm90::run_attention<kElem, 64, kKvFp8>(p, env, maps);
-    case 128: return sm90::run_attention<kElem, 128, kKvFp8>(p, env, maps);
-    case 256: return sm90::run_attention<kElem, 256, kKvFp8>(p, env, maps);
-    default: break;
+  if constexpr (kKv == sm90::kKvNvfp4) {
+    if (nvfp4_head_dim(p.head_dim)) return sm90::run_attention<kElem, 128, kKv>(p, env, maps);
+  } else {
+    switch (p.head_dim) {
+      case 64: return sm90::run_attention<kElem, 64, kKv>(p, env, maps);
+      case 128: return sm90::run_attention<kElem, 128, kKv>(p, env, maps);
+      case 256: return sm90::run_attention<kElem, 256, kKv>(p, env, maps);
+      default: break;
+    }
   }
   return unsupported("head_dim: the sm90 backend implements head dims 64, 128 and 256, got " +
                      std::to_string(p.head_dim));
@@ -253,9 +293,9 @@ Status run_elem(const Params& p, const sm90::LaunchEnv& env, const sm90::TmaMaps
 // e4m3 Q, K and V (FP8 WGMMA); the head dim is one of 64, 128 and 256 (cuda_sm90_supports).
 Status run_qkv_fp8(const Params& p, const sm90::LaunchEnv& env, const sm90::TmaMaps& maps) {
   switch (p.head_dim) {
-    case 64: return sm90::run_attention<sm90::Elem::kE4m3, 64, false>(p, env, maps);
-    case 128: return sm90::run_attention<sm90::Elem::kE4m3, 128, false>(p, env, maps);
-    default: return sm90::run_attention<sm90::Elem::kE4m3, 256, false>(p, env, maps);
+    case 64: return sm90::run_attention<sm90::Elem::kE4m3, 64, sm90::kKv16>(p, env, maps);
+    case 128: return sm90::run_attention<sm90::Elem::kE4m3, 128, sm90::kKv16>(p, env, maps);
+    default: return sm90::run_attention<sm90::Elem::kE4m3, 256, sm90::kKv16>(p, env, maps);
   }
 }
 
@@ -313,7 +353,7 @@ Status cuda_sm90_supports(const Params& p) {
   return unsupported("backend: this ctxattn library was built without the sm90 (Hopper) kernels (add 90a to "
                      "CTXATTN_CUDA_ARCHS)");
 #else
-  CTXATTN_RETURN_IF_ERROR(cuda_feature_gate(p, "cuda_sm90", CudaFeatures{false, true}));
+  CTXATTN_RETURN_IF_ERROR(cuda_feature_gate(p, "cuda_sm90", CudaFeatures{true, true}));
   int arch = 0;
   CTXATTN_RETURN_IF_ERROR(cuda_device_arch(p.device_index, &arch));
   if (arch != 90) {
@@ -326,20 +366,48 @@ Status cuda_sm90_supports(const Params& p) {
   }
   const bool q16 = p.q_dtype == CTXATTN_DTYPE_FLOAT16 || p.q_dtype == CTXATTN_DTYPE_BFLOAT16;
   const bool kv_fp8 = p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3;
+  const bool kv_fp4 = p.kv_dtype == CTXATTN_DTYPE_NVFP4;
   // e4m3 queries: over an e4m3 cache, on the fp16 kernel of the e4m3-KV path (both widened
-  // exactly to fp16) or, where fp8_mma says so, on FP8 WGMMA.
-  const bool q_fp8 = p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && kv_fp8;
-  if (!(q16 || q_fp8) || (p.kv_dtype != p.q_dtype && !kv_fp8)) {
-    return unsupported("kv_cache: the sm90 backend implements fp16 and bf16 queries over KV of the same dtype or "
-                       "e4m3, and e4m3 queries over e4m3");
+  // exactly to fp16) or, where fp8_mma says so, on FP8 WGMMA; over an NVFP4 cache, on the fp16
+  // kernel of the NVFP4 path.
+  const bool q_fp8 = p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && (kv_fp8 || kv_fp4);
+  if (!(q16 || q_fp8) || (p.kv_dtype != p.q_dtype && !kv_fp8 && !kv_fp4)) {
+    return unsupported("kv_cache: the sm90 backend implements fp16 and bf16 queries over KV of the same dtype, e4m3 "
+                       "or NVFP4, and e4m3 queries over e4m3 or NVFP4");
   }
   // Skip-softmax's vote is compiled into the kernels of a cache of the query's dtype (run.cuh
-  // kernel_of); a 16-bit query over an e4m3 cache runs such calls on the portable kernel.
-  if (p.skip_softmax_factor != 0.0f && kv_fp8 && !fp8_mma(p)) {
+  // kernel_of); a 16-bit query over an e4m3 cache, and every query over an NVFP4 one, run such
+  // calls on the portable kernel.
+  if (p.skip_softmax_factor != 0.0f && ((kv_fp8 && !fp8_mma(p)) || kv_fp4)) {
     return unsupported("skip_softmax_threshold_scale_factor: the sm90 backend votes over caches of the query's dtype "
                        "(e4m3 queries over e4m3); other calls run on cuda_portable");
   }
-  const int64_t kvb = kv_fp8 ? 1 : 2;
+  if (kv_fp4) {
+    // The NVFP4 kernel (inst/attention_f16_kv4_d128.cu, e4m3 and fp16 queries: bf16 ones would
+    // need a kernel of their own, 1.9 MB of the library): TMA boxes of codes and of whole scale
+    // rows, so pages of 8+ tokens, and scale tiles contiguous per (page, KV head) (HND).
+    if (p.q_dtype == CTXATTN_DTYPE_BFLOAT16) {
+      return unsupported("query: the sm90 backend runs NVFP4 KV caches under e4m3 and fp16 queries (bf16 queries run "
+                         "on cuda_portable)");
+    }
+    if (!nvfp4_head_dim(p.head_dim)) {
+      return unsupported("head_dim: the sm90 backend implements NVFP4 KV caches at head dim 128, got " +
+                         std::to_string(p.head_dim) + " (cuda_portable runs it)");
+    }
+    if (cuda_sm90_gathers_pages(p)) {
+      return unsupported("page_size: the sm90 backend reads NVFP4 KV caches by TMA, pages of 8 tokens or more (got " +
+                         std::to_string(p.page_size) + "; cuda_portable runs it)");
+    }
+    const int64_t sf_row = p.head_dim / 16;
+    if (!aligned16(p.k_sf) || !aligned16(p.v_sf) || p.k_sf_stride_token != sf_row || p.v_sf_stride_token != sf_row ||
+        !stride_ok(p.k_sf_stride_page, 1) || !stride_ok(p.v_sf_stride_page, 1) ||
+        (p.num_kv_heads > 1 && (!stride_ok(p.k_sf_stride_head, 1) || !stride_ok(p.v_sf_stride_head, 1)))) {
+      return unsupported("kv_cache_sf: the sm90 backend needs 16-byte aligned scale pools whose (page, KV head) tiles "
+                         "are contiguous (token stride D / 16: the HND layout) with page / head strides that are "
+                         "multiples of 16 bytes");
+    }
+  }
+  const int64_t kvb = kv_fp8 || kv_fp4 ? 1 : 2;
   if (!aligned16(p.k) || !aligned16(p.v) || !stride_ok(p.k_stride_page, kvb) || !stride_ok(p.k_stride_head, kvb) ||
       !stride_ok(p.k_stride_token, kvb) || !stride_ok(p.v_stride_page, kvb) || !stride_ok(p.v_stride_head, kvb) ||
       !stride_ok(p.v_stride_token, kvb)) {
@@ -398,6 +466,10 @@ Status cuda_sm90_run(const Params& p) {
                                           box_rows, &maps.k, &maps.k_page_units));
     CTXATTN_RETURN_IF_ERROR(make_pool_map(p, qkv_fp8, p.v, p.v_stride_page, p.v_stride_head, p.v_stride_token,
                                           box_rows, &maps.v, &maps.v_page_units));
+    if (p.kv_dtype == CTXATTN_DTYPE_NVFP4) {
+      CTXATTN_RETURN_IF_ERROR(make_scale_map(p, p.k_sf, p.k_sf_stride_page, p.k_sf_stride_head, box_rows, &maps.k_sf));
+      CTXATTN_RETURN_IF_ERROR(make_scale_map(p, p.v_sf, p.v_sf_stride_page, p.v_sf_stride_head, box_rows, &maps.v_sf));
+    }
   }
   CTXATTN_RETURN_IF_ERROR(make_out_map(p, &maps.out, &maps.out_tma));
   CTXATTN_RETURN_IF_ERROR(make_q_map(p, qkv_fp8, &maps.q, &maps.q_tma));
@@ -420,11 +492,12 @@ Status cuda_sm90_run(const Params& p) {
   if (qkv_fp8) return run_qkv_fp8(p, env, maps);
   const bool bf16 = p.q_dtype == CTXATTN_DTYPE_BFLOAT16;  // other e4m3 queries: the fp16 kernel
   if (p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) {
-    return bf16 ? run_elem<sm90::Elem::kBFloat16, true>(p, env, maps)
-                : run_elem<sm90::Elem::kFloat16, true>(p, env, maps);
+    return bf16 ? run_elem<sm90::Elem::kBFloat16, sm90::kKvE4m3>(p, env, maps)
+                : run_elem<sm90::Elem::kFloat16, sm90::kKvE4m3>(p, env, maps);
   }
-  return bf16 ? run_elem<sm90::Elem::kBFloat16, false>(p, env, maps)
-              : run_elem<sm90::Elem::kFloat16, false>(p, env, maps);
+  if (p.kv_dtype == CTXATTN_DTYPE_NVFP4) return run_elem<sm90::Elem::kFloat16, sm90::kKvNvfp4>(p, env, maps);
+  return bf16 ? run_elem<sm90::Elem::kBFloat16, sm90::kKv16>(p, env, maps)
+              : run_elem<sm90::Elem::kFloat16, sm90::kKv16>(p, env, maps);
 #endif
 }
 

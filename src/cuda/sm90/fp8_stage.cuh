@@ -2,6 +2,8 @@
 // that TMA loaded (KvProducer, load.cuh) into what the consumers' WGMMAs read:
 //   KvWidener     e4m3 KV under 16-bit queries: the raw K / V tile widened into the swizzled fp16
 //                 stage (exactly: e4m3 values are fp16 values), V rows past kv_len zeroed.
+//   Nvfp4Widener  NVFP4 KV: the raw tile's codes times their block scales (times 2^-14) into the
+//                 same fp16 stage, exactly.
 //   VTransposer   e4m3 Q/K/V: the raw V tile transposed into V^T, the K-major B operand of the
 //                 FP8 P V, its keys in the order P lies in the accumulator (fp8_layout.h).
 #pragma once
@@ -137,6 +139,91 @@ struct KvWidener {
         const uint32_t rows = s * kRowStep * kSwizzleBytes;
         sm80::st_shared_16(dst_lo[s % kPeriod] + rows, make_uint4(a.x, a.y, b.x, b.y));
         sm80::st_shared_16(dst_hi[s % kPeriod] + rows, make_uint4(c.x, c.y, d.x, d.y));
+      }
+    }
+  }
+};
+
+// Eight NVFP4 codes (one word, element 2i in the low nibble of byte i; e2m1 with bit 3 the sign)
+// times a block scale (`scale`: an fp16 pair holding it twice), as four fp16 pairs times 2^-14.
+// An e2m1 code's three magnitude bits placed at fp16's bits 9-11 (exponent bits 0-1 and the top
+// mantissa bit), its sign at bit 15, make its value times 2^-14, the 0.5 code a subnormal: so x
+// holds the fp16 high byte of element 2i in byte i and y that of element 2i + 1, and each pair is
+// two bytes of them over zero low bytes, then one multiply by the scale. The product, code x scale
+// x 2^-14, is an integer multiple of 2^-24 with at most 6 significant bits below 0.17: exact in
+// fp16 (subnormals included). The kernel multiplies bmm1_scale and bmm2_scale by 2^14 (kernel.cuh).
+__device__ __forceinline__ void e2m1x8_scaled_2m14(uint32_t w, uint32_t scale, uint32_t (&out)[4]) {
+  const uint32_t x = ((w << 1) & 0x0e0e0e0eu) | ((w << 4) & 0x80808080u);
+  const uint32_t y = ((w >> 3) & 0x0e0e0e0eu) | (w & 0x80808080u);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    // Bytes (x_i, x_i, y_i, y_i), the low one of each half cleared: (x_i << 8) | (y_i << 24).
+    const uint32_t pair = __byte_perm(x, y, i * 0x1111u + 0x4400u) & 0xff00ff00u;
+    const __half2 v = __hmul2(*reinterpret_cast<const __half2*>(&pair), *reinterpret_cast<const __half2*>(&scale));
+    out[i] = *reinterpret_cast<const uint32_t*>(&v);
+  }
+}
+
+// NVFP4 KV: the widener warps turn a raw tile (codes, then block scales: traits.cuh) into the
+// fp16 stage KvWidener writes, each element times 2^-14 (e2m1x8_scaled_2m14). A unit is 16
+// elements, one block scale: 8 code bytes in, 32 bytes out, so a thread takes the units and
+// destinations KvWidener's thread would (first_unit, the same swizzle and bank reasoning). kV: the
+// scales are V's, interleaved by 4 tokens (SPEC 8.1): block s of token t at (t / 4) * 4 S + 4 s +
+// t % 4 (S = D / 16), K's at t S + s; as a thread's rows step by a multiple of 4, both advance by
+// kRowStep x S a step. Rows at and past valid_rows are written as zeros (codes and scale 0).
+template <class Tr>
+struct Nvfp4Widener {
+  using Map = KvWidener<Tr>;
+  static constexpr int kUnitsPerRow = Tr::kHeadDim / 16;
+  static constexpr int kS = Tr::kRawScaleRowBytes;
+  static_assert(kUnitsPerRow == Map::kUnitsPerRow && kS == kUnitsPerRow, "a unit a block scale");
+  static_assert(Map::kRowStep % 4 == 0, "a thread's rows keep their place in V's 4-token scale groups");
+  static constexpr int kInFlight = 4;
+
+  template <bool kV>
+  __device__ static void widen(const char* raw, char* stage, int valid_rows, int u) {
+    const int2 first = Map::first_unit(u);
+    const int row0 = first.x, unit = first.y;
+    const int col = unit * 16;
+    const uint32_t codes = sm80::smem_addr(raw) + row0 * (Tr::kHeadDim / 2) + unit * 8;
+    const int scale_at = kV ? (row0 / 4) * 4 * kS + 4 * unit + row0 % 4 : row0 * kS + unit;
+    const uint32_t scales = sm80::smem_addr(raw) + Tr::kRawScaleOffset + scale_at;
+    const uint32_t dst = sm80::smem_addr(stage);
+    uint32_t dst_lo[Map::kPeriod], dst_hi[Map::kPeriod];
+#pragma unroll
+    for (int k = 0; k < Map::kPeriod; ++k) {
+      const int row = row0 + k * Map::kRowStep;
+      dst_lo[k] = dst + swizzled_offset(row, col, Tr::kBlockN) - k * Map::kRowStep * kSwizzleBytes;
+      dst_hi[k] = dst + swizzled_offset(row, col + 8, Tr::kBlockN) - k * Map::kRowStep * kSwizzleBytes;
+    }
+#pragma unroll
+    for (int base = 0; base < Map::kSteps; base += kInFlight) {
+      uint2 x[kInFlight];
+      uint32_t sf[kInFlight];
+#pragma unroll
+      for (int i = 0; i < kInFlight; ++i) {
+        const int s = base + i;
+        x[i] = make_uint2(0, 0);
+        sf[i] = 0;
+        if (s < Map::kSteps && row0 + s * Map::kRowStep < valid_rows) {
+          asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n"
+                       : "=r"(x[i].x), "=r"(x[i].y)
+                       : "r"(codes + s * Map::kRowStep * (Tr::kHeadDim / 2)));
+          asm volatile("ld.shared.u8 %0, [%1];\n" : "=r"(sf[i]) : "r"(scales + s * Map::kRowStep * kS));
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < kInFlight; ++i) {
+        const int s = base + i;
+        if (s >= Map::kSteps) break;
+        if (row0 + s * Map::kRowStep >= Tr::kBlockN) break;  // (only the last step can pass the tile)
+        const uint32_t scale = widen_e4m3x2(sf[i] * 0x101u);
+        uint32_t a[4], b[4];
+        e2m1x8_scaled_2m14(x[i].x, scale, a);
+        e2m1x8_scaled_2m14(x[i].y, scale, b);
+        const uint32_t rows = s * Map::kRowStep * kSwizzleBytes;
+        sm80::st_shared_16(dst_lo[s % Map::kPeriod] + rows, make_uint4(a[0], a[1], a[2], a[3]));
+        sm80::st_shared_16(dst_hi[s % Map::kPeriod] + rows, make_uint4(b[0], b[1], b[2], b[3]));
       }
     }
   }

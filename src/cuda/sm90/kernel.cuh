@@ -205,7 +205,9 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
   const int lane = t % 32;
   const KeyBand band = w.band<Tr::kBlockM>(p);
 
-  const float bmm1 = p.bmm1_scale_ptr != nullptr ? *p.bmm1_scale_ptr : p.bmm1_scale;
+  // NVFP4 K and V are decoded times 2^-14 (fp8_stage.cuh e2m1x8_scaled_2m14): both scales undo it.
+  constexpr float kKvUnscale = Tr::kKvFp4 ? 16384.0f : 1.0f;
+  const float bmm1 = (p.bmm1_scale_ptr != nullptr ? *p.bmm1_scale_ptr : p.bmm1_scale) * kKvUnscale;
   // Scores are scaled by |bmm1_scale| * log2(e); a negative bmm1_scale negates Q instead. A zero
   // scale becomes the smallest normal float: every exp2 is exactly 1, masked scores stay -inf.
   // Over an e4m3 cache with bf16 queries, times a power of two of each row (load_q: Q stored scaled).
@@ -398,7 +400,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
   }
 
   const Work& we = w;  // (kept in registers: re-deriving it costs the epilogue a metadata round trip)
-  const float bmm2 = p.bmm2_scale_ptr != nullptr ? *p.bmm2_scale_ptr : p.bmm2_scale;
+  const float bmm2 = (p.bmm2_scale_ptr != nullptr ? *p.bmm2_scale_ptr : p.bmm2_scale) * kKvUnscale;
   float l[2], lse[2];
   // A split piece writes the output only when it is the last of its tile. No early return: the
   // pipeline states carry into the next work item and must stay warp-uniform values (they index

@@ -46,14 +46,20 @@ struct TmaMaps {
   CUtensorMap v;
   CUtensorMap out;
   CUtensorMap q;
+  // NVFP4 KV: the block-scale pools as (16-byte unit, unit of the page x head tile, KV head, page),
+  // boxes of 16 bytes x (page piece x D / 16 / 16) units: a page piece's scales (hopper.cpp
+  // make_scale_map), which are contiguous in the pool for K and V alike.
+  CUtensorMap k_sf;
+  CUtensorMap v_sf;
   int32_t k_page_units;
   int32_t v_page_units;
   int32_t out_tma;    // 1: out is described (else the epilogue stores rows itself)
   int32_t q_tma;      // 1: q is described (else the consumers copy Q rows by cp.async)
 };
 
-// Launches the kernel for a validated call (kKvFp8: e4m3 KV under a 16-bit query of type kElem).
-template <Elem kElem, int kHeadDim, bool kKvFp8>
+// Launches the kernel for a validated call (kKv: the cache's KvForm, traits.cuh; an e4m3 or
+// NVFP4 cache under a 16-bit query of type kElem, or e4m3 queries on the fp16 kernel).
+template <Elem kElem, int kHeadDim, int kKv>
 Status run_attention(const Params& p, const LaunchEnv& env, const TmaMaps& maps);
 
 }  // namespace sm90

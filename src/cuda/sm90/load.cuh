@@ -63,6 +63,8 @@ struct KvProducer {
   static constexpr int kBoxChunks = Tr::kKvFp8 || Tr::kKvGroupMajor ? 1 : Tr::kChunks;
   static_assert((Tr::kBlockN / 8) * kBoxChunks <= 32, "one box per lane and tile at page size 8");
   static constexpr int kElemBytes = Tr::kKvFp8 || Tr::kQkvFp8 ? 1 : 2;
+  // Bytes a key row brings: its D elements, or (NVFP4) its D / 2 code bytes and D / 16 scales.
+  static constexpr int kLoadRowBytes = Tr::kKvFp8 ? Tr::kRawRowBytes + Tr::kRawScaleRowBytes : Tr::kHeadDim * kElemBytes;
   // The kernel parameter (launch.h): read in place, so that its fields cost the producer, which
   // runs on few registers, none.
   const TmaMaps& maps;
@@ -208,13 +210,14 @@ struct KvProducer {
   }
 
   __device__ uint32_t tile_bytes(int boxes) const {
-    return static_cast<uint32_t>(boxes) * rows_per_box * Tr::kHeadDim * kElemBytes;
+    return static_cast<uint32_t>(boxes) * rows_per_box * kLoadRowBytes;
   }
 
   // Issues this lane's box of tile n of one tensor into dst (a K or V stage), completing on bar,
   // which lane 0 arms first with the tile's bytes. page_units: the map's, for the group-major maps.
-  __device__ void issue(const Params& p, const Work& w, const CUtensorMap* map, int32_t page_units, char* dst,
-                        uint64_t* bar, int n, int boxes, int32_t page, int lane) const {
+  // NVFP4 (sf_map): the lane's piece of the block scales too, after the tile's codes.
+  __device__ void issue(const Params& p, const Work& w, const CUtensorMap* map, const CUtensorMap* sf_map,
+                        int32_t page_units, char* dst, uint64_t* bar, int n, int boxes, int32_t page, int lane) const {
     if (lane == 0) arrive_expect_tx(bar, tile_bytes(boxes));
     __syncwarp();
     if (piece < boxes) {
@@ -228,9 +231,16 @@ struct KvProducer {
         char* box = dst + (piece << log2_rows) / 8 * Tr::kKvGroupStride;
         cute::SM90_TMA_LOAD_5D::copy(map, bar, kHint, box, 0, 0, 0, slot / 8, unit);
       } else {
-        char* box = Tr::kKvFp8 ? dst + (piece << log2_rows) * Tr::kHeadDim
+        char* box = Tr::kKvFp8 ? dst + (piece << log2_rows) * Tr::kRawRowBytes
                                : dst + chunk * Tr::kKvChunkBytes + (piece << log2_rows) * Tr::kRowBytes;
         cute::SM90_TMA_LOAD_4D::copy(map, bar, kHint, box, chunk * Tr::kChunkElems, slot, w.kv_head, page);
+        if constexpr (Tr::kKvFp4) {
+          // The piece's scales: bytes [slot, slot + rows) x D / 16 of the (page, head) tile, in
+          // 16-byte units (hopper.cpp make_scale_map); a page outside the pool reads zeros.
+          char* scales = dst + Tr::kRawScaleOffset + (piece << log2_rows) * Tr::kRawScaleRowBytes;
+          cute::SM90_TMA_LOAD_4D::copy(sf_map, bar, kHint, scales, 0, slot * Tr::kRawScaleRowBytes / 16, w.kv_head,
+                                       page);
+        }
       }
     }
   }
@@ -244,7 +254,7 @@ struct KvProducer {
       gather<false>(p, w, dst, full, n, lane);
       return;
     }
-    issue(p, w, &maps.k, maps.k_page_units, dst, full, n, valid_boxes(w, n), page, lane);
+    issue(p, w, &maps.k, &maps.k_sf, maps.k_page_units, dst, full, n, valid_boxes(w, n), page, lane);
   }
 
   // V tile n into its stage. Rows past kv_len are zeroed before the consumers see the tile: P is
@@ -259,16 +269,16 @@ struct KvProducer {
     }
     const int boxes = valid_boxes(w, n);
     if constexpr (Tr::kKvFp8 || Tr::kQkvFp8) {  // into the raw tile; its readers zero the tail rows
-      issue(p, w, &maps.v, maps.v_page_units, dst, full, n, boxes, page, lane);
+      issue(p, w, &maps.v, &maps.v_sf, maps.v_page_units, dst, full, n, boxes, page, lane);
       return;
     }
     const int64_t t0 = static_cast<int64_t>(n) * Tr::kBlockN;
     const int valid_rows = w.kv_len - t0 < Tr::kBlockN ? static_cast<int>(w.kv_len - t0) : Tr::kBlockN;
     if (valid_rows == Tr::kBlockN) {
-      issue(p, w, &maps.v, maps.v_page_units, dst, full, n, boxes, page, lane);
+      issue(p, w, &maps.v, &maps.v_sf, maps.v_page_units, dst, full, n, boxes, page, lane);
       return;
     }
-    issue(p, w, &maps.v, maps.v_page_units, dst, tail, n, boxes, page, lane);
+    issue(p, w, &maps.v, &maps.v_sf, maps.v_page_units, dst, tail, n, boxes, page, lane);
     wait_barrier(tail, tail_phase);
     tail_phase ^= 1u;
     // The 16-byte units of rows valid_rows .. kBlockN - 1, every chunk (the swizzle only permutes

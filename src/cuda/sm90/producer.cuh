@@ -110,8 +110,9 @@ template <typename T, class Tr>
 __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, const KeyBand& band, char* smem,
                                              const BarriersOf<Tr>& bars, const KvProducer<Tr>& kv, PipeState& state,
                                              PipeState& raw, uint32_t& tail_phase, int lane) {
-  if (kv.gathers()) {
-    produce_tile_as<T, Tr, true>(p, w, band, smem, bars, kv, state, raw, tail_phase, lane);
+  // (NVFP4 caches are read by TMA alone: hopper.cpp sends their smaller pages to cuda_portable.)
+  if (!Tr::kKvFp4 && kv.gathers()) {
+    if constexpr (!Tr::kKvFp4) produce_tile_as<T, Tr, true>(p, w, band, smem, bars, kv, state, raw, tail_phase, lane);
   } else {
     produce_tile_as<T, Tr, false>(p, w, band, smem, bars, kv, state, raw, tail_phase, lane);
   }
@@ -133,7 +134,7 @@ __device__ __forceinline__ void stage_from_raw(uint64_t* raw_full, uint32_t raw_
   if (u % 32 == 0) arrive_barrier(full);
 }
 
-// e4m3 KV: the widener warps over one work tile, in the producer's tile order: each raw K / V
+// e4m3 / NVFP4 KV: the widener warps over one work tile, in the producer's tile order: each raw K / V
 // tile into the next fp16 stage. `state` (fp16 stages) and `raw` carry across work tiles.
 template <class Tr>
 __device__ __forceinline__ void widen_tile(const Work& w, const KeyBand& band, char* smem,
@@ -148,13 +149,23 @@ __device__ __forceinline__ void widen_tile(const Work& w, const KeyBand& band, c
     // K rows past kv_len are masked to -inf whatever they hold; V rows past it become zeros.
     stage_from_raw(bars.raw_full_k(r), raw.phase, bars.empty_k(s), state.phase, bars.full_k(s), bars.raw_empty_k(r), u,
                    [&] {
-                     KvWidener<Tr>::widen(smem + Tr::kSmemRawK + r * Tr::kRawTileBytes,
-                                          smem + Tr::kSmemK + s * Tr::kKvTileBytes, Tr::kBlockN, u);
+                     const char* raw_k = smem + Tr::kSmemRawK + r * Tr::kRawTileBytes;
+                     char* k_stage = smem + Tr::kSmemK + s * Tr::kKvTileBytes;
+                     if constexpr (Tr::kKvFp4) {
+                       Nvfp4Widener<Tr>::template widen<false>(raw_k, k_stage, Tr::kBlockN, u);
+                     } else {
+                       KvWidener<Tr>::widen(raw_k, k_stage, Tr::kBlockN, u);
+                     }
                    });
     stage_from_raw(bars.raw_full_v(r), raw.phase, bars.empty_v(s), state.phase, bars.full_v(s), bars.raw_empty_v(r), u,
                    [&] {
-                     KvWidener<Tr>::widen(smem + Tr::kSmemRawV + r * Tr::kRawTileBytes,
-                                          smem + Tr::kSmemV + s * Tr::kKvTileBytes, valid_rows, u);
+                     const char* raw_v = smem + Tr::kSmemRawV + r * Tr::kRawTileBytes;
+                     char* v_stage = smem + Tr::kSmemV + s * Tr::kKvTileBytes;
+                     if constexpr (Tr::kKvFp4) {
+                       Nvfp4Widener<Tr>::template widen<true>(raw_v, v_stage, valid_rows, u);
+                     } else {
+                       KvWidener<Tr>::widen(raw_v, v_stage, valid_rows, u);
+                     }
                    });
     state.advance(Tr::kStages);
     raw.advance(Tr::kRawStages);

@@ -114,24 +114,24 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
 // (192-key tiles, TMA boxes of at most 64 rows: env.long_maps). Each computes its own requests
 // and skips the other's; max_kv_len bounds every request's keys (cuda/common/request.cuh), so a
 // call below the threshold launches the short form alone.
-template <Elem kElem, int kHeadDim, bool kKvFp8>
+template <Elem kElem, int kHeadDim, int kKv>
 Status run_attention(const Params& p, const LaunchEnv& env, const TmaMaps& maps) {
   using T = typename ElemType<kElem>::type;
   if constexpr (kElem == Elem::kE4m3) {
     if (p.out_dtype == CTXATTN_DTYPE_NVFP4) {
-      return launch_attention<T, Traits<kHeadDim, kKvFp8, true, true>>(p, env, maps);
+      return launch_attention<T, Traits<kHeadDim, kKv, true, true>>(p, env, maps);
     }
     if constexpr (kHeadDim == 128) {
       const bool long_keys = p.max_kv_len >= kLongTileMinKv;
       CTXATTN_RETURN_IF_ERROR(
-          (launch_attention<T, Traits<kHeadDim, kKvFp8, true, false, kTakeShort>>(p, env, maps, long_keys)));
+          (launch_attention<T, Traits<kHeadDim, kKv, true, false, kTakeShort>>(p, env, maps, long_keys)));
       if (!long_keys) return Status::Ok();
-      return launch_attention<T, Traits<kHeadDim, kKvFp8, true, false, kTakeLong>>(p, env, *env.long_maps);
+      return launch_attention<T, Traits<kHeadDim, kKv, true, false, kTakeLong>>(p, env, *env.long_maps);
     } else {
-      return launch_attention<T, Traits<kHeadDim, kKvFp8, true, false>>(p, env, maps);
+      return launch_attention<T, Traits<kHeadDim, kKv, true, false>>(p, env, maps);
     }
   } else {
-    return launch_attention<T, Traits<kHeadDim, kKvFp8>>(p, env, maps);
+    return launch_attention<T, Traits<kHeadDim, kKv>>(p, env, maps);
   }
 }
 
@@ -139,10 +139,10 @@ Status run_attention(const Params& p, const LaunchEnv& env, const TmaMaps& maps)
 }  // namespace ctxattn
 
 // One explicit instantiation; the files under inst/ hold nothing else.
-#define CTXATTN_SM90_INSTANTIATE(elem, head_dim, kv_fp8)                                               \
+#define CTXATTN_SM90_INSTANTIATE(elem, head_dim, kv)                                                   \
   namespace ctxattn {                                                                                   \
   namespace sm90 {                                                                                      \
-  template Status run_attention<Elem::elem, head_dim, kv_fp8>(const Params&, const LaunchEnv&,          \
-                                                              const TmaMaps&);                         \
+  template Status run_attention<Elem::elem, head_dim, kv>(const Params&, const LaunchEnv&,              \
+                                                          const TmaMaps&);                             \
   }                                                                                                     \
   }

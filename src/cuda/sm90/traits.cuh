@@ -79,12 +79,22 @@ constexpr int kLaunchRegistersOfThree = 128;
 // to requests where it wins clearly. The split code, with the split requests of 8192+ keys, goes
 // to the long form alone.
 enum Take { kTakeAll, kTakeShort, kTakeLong };
+
+// The KV cache's form (Traits' second parameter): the query's 16-bit type, e4m3, or NVFP4 (SPEC
+// 8.1: two e2m1 codes a byte and an e4m3 scale per 16 elements of a token). e4m3 and NVFP4 caches
+// are both loaded raw and widened to fp16 by the producer warpgroup (kKvFp8 below); an NVFP4 tile
+// is the codes (D / 2 bytes a row) and, after them, its block scales as the pool holds them (D / 16
+// bytes a token; V's interleaved by 4 tokens), both brought by TMA.
+enum KvForm { kKv16 = 0, kKvE4m3 = 1, kKvNvfp4 = 2 };
 constexpr int32_t kLongTileMinKv = 4096;
 
-template <int kHeadDim_, bool kKvFp8_ = false, bool kQkvFp8_ = false, bool kTwoTermP_ = false, int kTake_ = kTakeAll>
+template <int kHeadDim_, int kKv_ = kKv16, bool kQkvFp8_ = false, bool kTwoTermP_ = false, int kTake_ = kTakeAll>
 struct Traits {
   static constexpr int kHeadDim = kHeadDim_;
-  static constexpr bool kKvFp8 = kKvFp8_;
+  // A narrow cache widened to fp16 by the producer warpgroup (e4m3 or NVFP4; "Fp8" for the first).
+  static constexpr bool kKvFp8 = kKv_ != kKv16;
+  static constexpr bool kKvFp4 = kKv_ == kKvNvfp4;
+  static_assert(!kKvFp4 || kHeadDim % 64 == 0, "NVFP4: whole 64-column chunks");
   static constexpr bool kQkvFp8 = kQkvFp8_;
   static constexpr bool kTwoTermP = kTwoTermP_;
   static constexpr int kTake = kTake_;
@@ -231,7 +241,12 @@ struct Traits {
   // so the next tile's load is under way while the wideners read this one (D = 256: one, as
   // 2 x 32 KB more would not fit). e4m3 Q/K/V, with V alone raw: two, but one on the 128-key
   // tiles at D = 256.
-  static constexpr int kRawTileBytes = kKvFp8 || kQkvFp8 ? kBlockN * kHeadDim : 0;
+  // NVFP4: the codes, kBlockN x D / 2 bytes, then the block scales, kBlockN x D / 16.
+  static constexpr int kRawRowBytes = kKvFp4 ? kHeadDim / 2 : kHeadDim;
+  static constexpr int kRawScaleRowBytes = kKvFp4 ? kHeadDim / 16 : 0;
+  static constexpr int kRawScaleOffset = kBlockN * kRawRowBytes;
+  static constexpr int kRawTileBytes = kKvFp8 || kQkvFp8 ? kBlockN * (kRawRowBytes + kRawScaleRowBytes) : 0;
+  static_assert(kRawTileBytes % 128 == 0, "raw stages on 128-byte boundaries");
   static constexpr int kRawStages = kHeadDim <= 128 || (kQkvFp8 && !kFp8WideTile) ? 2 : 1;
   static constexpr int kSmemRawK = kSmemV + kStages * kKvTileBytes;
   static constexpr int kSmemRawV = kSmemRawK + (kKvFp8 ? kRawStages * kRawTileBytes : 0);  // kQkvFp8: V only

@@ -1,4 +1,4 @@
 // Hopper attention kernel: bf16 Q/K/V, head dim 64.
 #include "cuda/sm90/run.cuh"
 
-CTXATTN_SM90_INSTANTIATE(kBFloat16, 64, false)
+CTXATTN_SM90_INSTANTIATE(kBFloat16, 64, kKv16)

@@ -1,4 +1,4 @@
 // Hopper attention kernel: e4m3 Q, K and V on FP8 WGMMA, head dim 256.
 #include "cuda/sm90/run.cuh"
 
-CTXATTN_SM90_INSTANTIATE(kE4m3, 256, false)
+CTXATTN_SM90_INSTANTIATE(kE4m3, 256, kKv16)

@@ -1,4 +1,4 @@
 // Hopper attention kernel: fp16 Q over an e4m3 K/V cache, head dim 128.
 #include "cuda/sm90/run.cuh"
 
-CTXATTN_SM90_INSTANTIATE(kFloat16, 128, true)
+CTXATTN_SM90_INSTANTIATE(kFloat16, 128, kKvE4m3)
