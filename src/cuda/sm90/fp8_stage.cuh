@@ -148,17 +148,21 @@ struct KvWidener {
 // times a block scale (`scale`: an fp16 pair holding it twice), as four fp16 pairs times 2^-14.
 // An e2m1 code's three magnitude bits placed at fp16's bits 9-11 (exponent bits 0-1 and the top
 // mantissa bit), its sign at bit 15, make its value times 2^-14, the 0.5 code a subnormal: so x
-// holds the fp16 high byte of element 2i in byte i and y that of element 2i + 1, and each pair is
-// two bytes of them over zero low bytes, then one multiply by the scale. The product, code x scale
+// holds the fp16 high byte of element 2i in byte i (bits 1-3 and 7) and y that of element 2i + 1,
+// and each pair is two bytes of them, masked to those bits, then one multiply by the scale. The product, code x scale
 // x 2^-14, is an integer multiple of 2^-24 with at most 6 significant bits below 0.17: exact in
 // fp16 (subnormals included). The kernel multiplies bmm1_scale and bmm2_scale by 2^14 (kernel.cuh).
 __device__ __forceinline__ void e2m1x8_scaled_2m14(uint32_t w, uint32_t scale, uint32_t (&out)[4]) {
-  const uint32_t x = ((w << 1) & 0x0e0e0e0eu) | ((w << 4) & 0x80808080u);
-  const uint32_t y = ((w >> 3) & 0x0e0e0e0eu) | (w & 0x80808080u);
+  // Bits 1-3 of byte i from the first operand, the rest from the second (one LOP3 each); only bits
+  // 1-3 and 7 are kept below, the others are what the shifts brought.
+  constexpr uint32_t kMagnitude = 0x0e0e0e0eu;
+  const uint32_t x = ((w << 1) & kMagnitude) | ((w << 4) & ~kMagnitude);
+  const uint32_t y = ((w >> 3) & kMagnitude) | (w & ~kMagnitude);
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    // Bytes (x_i, x_i, y_i, y_i), the low one of each half cleared: (x_i << 8) | (y_i << 24).
-    const uint32_t pair = __byte_perm(x, y, i * 0x1111u + 0x4400u) & 0xff00ff00u;
+    // Bytes (x_i, x_i, y_i, y_i), each half keeping its high byte's magnitude and sign bits:
+    // (x_i << 8) | (y_i << 24), nothing else.
+    const uint32_t pair = __byte_perm(x, y, i * 0x1111u + 0x4400u) & 0x8e008e00u;
     const __half2 v = __hmul2(*reinterpret_cast<const __half2*>(&pair), *reinterpret_cast<const __half2*>(&scale));
     out[i] = *reinterpret_cast<const uint32_t*>(&v);
   }
