@@ -140,3 +140,23 @@ def test_same_bits_as_the_dequantized_16bit_cache(device):
     dense.query, dense.block_tables = case.query, case.block_tables
     with ctxattn.use_backend("auto" if device == "cpu" else "cuda_portable"):
         assert torch.equal(call(case).view(torch.int16), call(dense).view(torch.int16))
+
+
+def _sm90_present():
+    return torch.cuda.is_available() and torch.cuda.get_device_capability(0) == (9, 0) and ctxattn.has_cuda()
+
+
+@pytest.mark.skipif(not _sm90_present(), reason="needs an sm90 GPU")
+@pytest.mark.parametrize("q_dtype,kv_layout,page_size,backend", [
+    (FP8, "HND", 16, "cuda_sm90"), (torch.float16, "HND", 64, "cuda_sm90"),
+    (torch.bfloat16, "HND", 16, "cuda_portable"), (FP8, "NHD", 16, "cuda_portable"), (FP8, "HND", 4, "cuda_portable")])
+def test_auto_runs_nvfp4_where_the_sm90_kernel_serves_it(q_dtype, kv_layout, page_size, backend):
+    """AUTO's choice over NVFP4 caches on an sm90 GPU (the Hopper kernel: e4m3 / fp16 queries at
+    D = 128 with HND scales and pages of 8+; the portable kernel otherwise), and the result against
+    the float64 reference either way."""
+    case = make_case("cuda", q_dtype=q_dtype, kv_dtype="nvfp4", head_dim=128, page_size=page_size,
+                     kv_layout=kv_layout, q_lens=(33, 1, 70), prefix_lens=(200, 0, 9), num_qo_heads=8,
+                     num_kv_heads=2, seed=11)
+    assert ctxattn.selected_backend(*case.args(), **case.kwargs) == backend
+    out, lse = call(case, return_lse=True, out_dtype=FP8 if q_dtype == FP8 else None)
+    check_dense(case, out, lse)
