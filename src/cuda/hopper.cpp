@@ -385,7 +385,7 @@ Status cuda_sm90_supports(const Params& p) {
   if (kv_fp4) {
     // The NVFP4 kernel (inst/attention_f16_kv4_d128.cu, e4m3 and fp16 queries: bf16 ones would
     // need a kernel of their own, 1.9 MB of the library): TMA boxes of codes and of whole scale
-    // rows, so pages of 8+ tokens, and scale tiles contiguous per (page, KV head) (HND).
+    // rows, so pages of 16+ tokens (below), and scale tiles contiguous per (page, KV head) (HND).
     if (p.q_dtype == CTXATTN_DTYPE_BFLOAT16) {
       return unsupported("query: the sm90 backend runs NVFP4 KV caches under e4m3 and fp16 queries (bf16 queries run "
                          "on cuda_portable)");
@@ -394,9 +394,14 @@ Status cuda_sm90_supports(const Params& p) {
       return unsupported("head_dim: the sm90 backend implements NVFP4 KV caches at head dim 128, got " +
                          std::to_string(p.head_dim) + " (cuda_portable runs it)");
     }
-    if (cuda_sm90_gathers_pages(p)) {
-      return unsupported("page_size: the sm90 backend reads NVFP4 KV caches by TMA, pages of 8 tokens or more (got " +
-                         std::to_string(p.page_size) + "; cuda_portable runs it)");
+    // A page piece's scales land at piece x rows x D / 16 bytes in the raw stage, and a TMA box's
+    // destination must be 128-byte aligned: pages of 16+ tokens at D = 128 (8 measured a
+    // misaligned-address fault on the H100).
+    if (p.page_size * (p.head_dim / 16) < 128) {
+      return unsupported("page_size: the sm90 backend reads NVFP4 KV caches by TMA, pages of " +
+                         std::to_string(2048 / p.head_dim) + " tokens or more at head_dim " +
+                         std::to_string(p.head_dim) + " (got " + std::to_string(p.page_size) +
+                         "; cuda_portable runs it)");
     }
     const int64_t sf_row = p.head_dim / 16;
     if (!aligned16(p.k_sf) || !aligned16(p.v_sf) || p.k_sf_stride_token != sf_row || p.v_sf_stride_token != sf_row ||

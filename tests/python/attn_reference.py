@@ -328,7 +328,7 @@ def call(case, **extra):
 def gpu_refusal(case):
     """The argument a CUDA call of `case` is refused for (NotImplementedError naming it) by the
     GPU backends today, or None. NVFP4 caches run on the sm90 kernel (e4m3 / fp16 queries, D = 128,
-    HND, pages of 8+) or the portable one (AUTO chooses), and skip-softmax factors run on the sm90
+    HND, pages of 16+) or the portable one (AUTO chooses), and skip-softmax factors run on the sm90
     kernels, elsewhere dense; head dims the GPU kernels lack are refused."""
     if case.query.device.type != "cuda":
         return None
