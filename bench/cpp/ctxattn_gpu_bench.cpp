@@ -100,6 +100,8 @@ std::map<std::string, ProblemSpec> workloads() {
     s.num_kv_heads = 4;
     s.head_dim = 256;
     w["d256"] = s;
+    s.head_dim = 512;  // Gemma-4's full-attention layers (BENCH.md d512)
+    w["d512"] = s;
   }
   // chunk_long_tp8 (8 / 1 heads, split) at D = 64 and 256 (AUTO's choice for small pages).
   for (int d : {64, 256}) {
@@ -115,8 +117,8 @@ std::map<std::string, ProblemSpec> workloads() {
     s.q_dtype = CTXATTN_DTYPE_FLOAT16;  // fp16 queries: e4m3 widens to fp16 in one conversion a pair
     w[std::string("kv8h.") + name] = s;
   }
-  // e4m3 queries and cache (bf16 output): the FP8 tensor-core path.
-  for (const char* name : {"long_8k", "batch_1k", "d64", "d256", "chunk_long_tp8"}) {
+  // e4m3 queries and cache (bf16 output): the FP8 tensor-core path (D = 512: the portable kernel).
+  for (const char* name : {"long_8k", "batch_1k", "d64", "d256", "d512", "chunk_long_tp8"}) {
     ProblemSpec s = w[name];
     s.q_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
     s.kv_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
