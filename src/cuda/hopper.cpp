@@ -115,11 +115,11 @@ Status make_pool_map(const Params& p, bool qkv_fp8, const void* base, int64_t st
   EncodeTiled encode = nullptr;
   CTXATTN_RETURN_IF_ERROR(encode_fn(&encode));
   const bool fp4 = p.kv_dtype == CTXATTN_DTYPE_NVFP4;
-  const bool fp8 = (p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && !qkv_fp8) || fp4;  // raw rows, no swizzle
-  const int64_t elem = fp8 || qkv_fp8 ? 1 : 2;
+  const bool raw = (p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && !qkv_fp8) || fp4;  // the wideners' raw rows
+  const int64_t elem = raw || qkv_fp8 ? 1 : 2;
   const int64_t row_elems = fp4 ? p.head_dim / 2 : p.head_dim;
   const cuuint32_t rows = static_cast<cuuint32_t>(p.page_size < box_rows ? p.page_size : box_rows);
-  const CUtensorMapDataType type = fp8 || qkv_fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+  const CUtensorMapDataType type = raw || qkv_fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                                    : p.kv_dtype == CTXATTN_DTYPE_BFLOAT16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
@@ -152,10 +152,10 @@ Status make_pool_map(const Params& p, bool qkv_fp8, const void* base, int64_t st
                                    static_cast<cuuint64_t>(stride_page * elem)};
     // qkv_fp8 at D = 64: rows of 64 bytes in the 64-byte swizzle (sm90/traits.cuh kRowBytes).
     const bool rows64 = qkv_fp8 && p.head_dim == 64;
-    const cuuint32_t box[4] = {static_cast<cuuint32_t>(fp8 ? row_elems : !qkv_fp8 ? sm90::kChunkCols : rows64 ? 64 : 128),
+    const cuuint32_t box[4] = {static_cast<cuuint32_t>(raw ? row_elems : !qkv_fp8 ? sm90::kChunkCols : rows64 ? 64 : 128),
                                rows, 1, 1};
     r = encode(map, type, 4, const_cast<void*>(base), dims, strides, box, element_strides,
-               CU_TENSOR_MAP_INTERLEAVE_NONE, fp8      ? CU_TENSOR_MAP_SWIZZLE_NONE
+               CU_TENSOR_MAP_INTERLEAVE_NONE, raw      ? CU_TENSOR_MAP_SWIZZLE_NONE
                                               : rows64 ? CU_TENSOR_MAP_SWIZZLE_64B
                                                        : CU_TENSOR_MAP_SWIZZLE_128B,
                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

@@ -1,9 +1,11 @@
 // Helpers of the Hopper backend's GPU tests (test_cuda_sm90*.cpp): whether an sm90 GPU is
-// present, the base problem, and the checks of a call forced onto the Hopper kernel.
+// present, the base problem, the checks of a call forced onto the Hopper kernel, and the
+// one-key problem whose output is V itself (exact-widening tests).
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <string>
 
 #include "cuda_harness.h"
@@ -71,6 +73,39 @@ inline void run_forced_sm90(PagedProblem& pb) {
   dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
   ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
   ASSERT_TRUE(dev.download());
+}
+
+// One query over one key (P = 1: the output is bmm2_scale * V = V), two KV heads at D = 128 (HND).
+inline ProblemSpec one_key_spec(ctxattn_dtype_t q, ctxattn_dtype_t kv, ctxattn_dtype_t out) {
+  ProblemSpec spec;
+  spec.q_lens = {1};
+  spec.kv_lens = {1};
+  spec.num_qo_heads = 2;
+  spec.num_kv_heads = 2;
+  spec.head_dim = 128;
+  spec.page_size = 16;
+  spec.kv_layout = CTXATTN_KV_LAYOUT_HND;
+  spec.q_dtype = q;
+  spec.kv_dtype = kv;
+  spec.out_dtype = out;
+  return spec;
+}
+
+// one_key_spec's output against its V, element by element (V's value as the problem decodes it):
+// how many of the 2 x 128 are equal. Zeros compare by value (the output is a sum, 0 + -0 = +0,
+// so it cannot show a zero's sign); NaN must stay NaN.
+inline int outputs_equal_to_v(const PagedProblem& got) {
+  int exact = 0;
+  for (int32_t g = 0; g < 2; ++g) {
+    for (int32_t d = 0; d < 128; ++d) {
+      const float want = got.v(0, 0, g, d);
+      const float have = got.out_value(0, g, d);
+      const bool same = std::isnan(want) ? std::isnan(have) : have == want;
+      EXPECT_TRUE(same) << "KV head " << g << ", d " << d << ": want " << want << ", got " << have;
+      exact += same;
+    }
+  }
+  return exact;
 }
 
 }  // namespace ctxattn_test

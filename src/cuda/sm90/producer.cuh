@@ -110,12 +110,15 @@ template <typename T, class Tr>
 __device__ __forceinline__ void produce_tile(const Params& p, const Work& w, const KeyBand& band, char* smem,
                                              const BarriersOf<Tr>& bars, const KvProducer<Tr>& kv, PipeState& state,
                                              PipeState& raw, uint32_t& tail_phase, int lane) {
-  // (NVFP4 caches are read by TMA alone: hopper.cpp sends their smaller pages to cuda_portable.)
-  if (!Tr::kKvFp4 && kv.gathers()) {
-    if constexpr (!Tr::kKvFp4) produce_tile_as<T, Tr, true>(p, w, band, smem, bars, kv, state, raw, tail_phase, lane);
-  } else {
-    produce_tile_as<T, Tr, false>(p, w, band, smem, bars, kv, state, raw, tail_phase, lane);
+  // NVFP4 caches are read by TMA alone (hopper.cpp sends their smaller pages to cuda_portable):
+  // no gathering instance.
+  if constexpr (!Tr::kKvFp4) {
+    if (kv.gathers()) {
+      produce_tile_as<T, Tr, true>(p, w, band, smem, bars, kv, state, raw, tail_phase, lane);
+      return;
+    }
   }
+  produce_tile_as<T, Tr, false>(p, w, band, smem, bars, kv, state, raw, tail_phase, lane);
 }
 
 // One raw tile into one stage by warps 1-3 of the producer warpgroup: wait for the raw tile and
