@@ -40,6 +40,11 @@ DEVICES = [
 # Head dims the CUDA backends build.
 GPU_HEAD_DIMS = (64, 128, 256, 512)
 
+# Tests of the Hopper kernels: an sm90 GPU and a library built with them.
+SM90 = pytest.mark.skipif(
+    not (torch.cuda.is_available() and ctxattn.has_cuda() and torch.cuda.get_device_capability() == (9, 0)),
+    reason="needs a Hopper GPU and a libctxattn with the sm90 kernels")
+
 # SPEC section 6: (rtol, atol) by (inputs, output) kind.
 TOL_16BIT = (1e-2, 1e-2)
 TOL_FP8_IN = (4e-2, 6e-2)

@@ -8,7 +8,7 @@ import torch
 
 import ctxattn
 import kv_nvfp4
-from attn_reference import DEVICES, FP8, call, check_dense, make_case, refused_on_gpu
+from attn_reference import DEVICES, FP8, SM90, call, check_dense, make_case, refused_on_gpu
 
 _E2M1_GRID = torch.tensor([0, 0.5, 1, 1.5, 2, 3, 4, 6])
 
@@ -142,11 +142,7 @@ def test_same_bits_as_the_dequantized_16bit_cache(device):
         assert torch.equal(call(case).view(torch.int16), call(dense).view(torch.int16))
 
 
-def _sm90_present():
-    return torch.cuda.is_available() and torch.cuda.get_device_capability(0) == (9, 0) and ctxattn.has_cuda()
-
-
-@pytest.mark.skipif(not _sm90_present(), reason="needs an sm90 GPU")
+@SM90
 @pytest.mark.parametrize("q_dtype,kv_layout,page_size,backend", [
     (FP8, "HND", 16, "cuda_sm90"), (torch.float16, "HND", 64, "cuda_sm90"),
     (torch.bfloat16, "HND", 16, "cuda_portable"), (FP8, "NHD", 16, "cuda_portable"), (FP8, "HND", 8, "cuda_portable")])

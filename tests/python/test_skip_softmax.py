@@ -8,7 +8,7 @@ import torch
 
 import ctxattn
 import skip_reference
-from attn_reference import DEVICES, FP8, TOL_LSE, call, check_dense, make_case, query_rows
+from attn_reference import DEVICES, FP8, SM90, TOL_LSE, call, check_dense, make_case, query_rows
 
 CPU_BACKENDS = ["cpu", "cpu_reference"]
 
@@ -121,13 +121,6 @@ def test_geometry_arguments_are_checked():
 
 
 GPU_DEVICES = [d for d in DEVICES if not (isinstance(d, str) and d == "cpu")]
-
-
-def _sm90_ready():
-    return torch.cuda.is_available() and ctxattn.has_cuda() and torch.cuda.get_device_capability() == (9, 0)
-
-
-SM90 = pytest.mark.skipif(not _sm90_ready(), reason="needs a Hopper GPU and a libctxattn with the sm90 kernels")
 
 
 @pytest.mark.parametrize("device", GPU_DEVICES)
