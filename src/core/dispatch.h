@@ -21,8 +21,10 @@ inline bool sm90_takes_small_pages(const Params& p) {
   // batches at D = 128 (1.05-1.47x), behind on them at D = 64 at page 1 (0.89-0.91x). The rule
   // reads no lengths, so that a request gets the same backend, and the same bits, whatever batch
   // it is in.
+  // D = 512 (the column-split kernel) is taken like D = 256: at page 1 it ran 228 TFLOP/s on the
+  // H100, the portable kernel 101 at page 64 (docs/perf.md, v35).
   const bool e4m3 = p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 || p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3;
-  return e4m3 || p.head_dim == 256;
+  return e4m3 || p.head_dim >= 256;
 }
 
 // Runs a validated call on `backend` (metadata checks included where the backend does them).

@@ -3,7 +3,7 @@
 // code only; the kernels live in sm90/inst/ (compiled for sm_90a alone).
 //
 // Served: fp16 / bf16 Q with K/V of the same type or e4m3, e4m3 Q with e4m3 K/V (FP8 WGMMA);
-// head dims 64, 128, 256,
+// head dims 64, 128, 256, and 512 for bf16 Q/K/V (the column-split kernel, sm90/traits.cuh kColSplit),
 // every page size (pages of 8+ tokens by TMA, smaller ones gathered by cp.async), every mask, sink,
 // scale, LSE and output kind of the SPEC; K/V and Q with 16-byte aligned data and strides.
 // Everything else is answered UNSUPPORTED with the reason, and AUTO then runs the portable backend
@@ -82,6 +82,11 @@ bool group_major(const Params& p, bool qkv_fp8) {
 
 // The head dims the sm90 backend compiles an NVFP4-KV kernel for (inst/attention_*_kv4_d*.cu).
 bool nvfp4_head_dim(int head_dim) { return head_dim == 128; }
+
+// Head dim 512: one unit, bf16 Q, K and V (inst/attention_bf16_d512.cu; Gemma-4's dtype), dense.
+bool d512_served(const Params& p) {
+  return p.q_dtype == CTXATTN_DTYPE_BFLOAT16 && p.kv_dtype == CTXATTN_DTYPE_BFLOAT16 && p.skip_softmax_factor == 0.0f;
+}
 
 // How the group-major maps number a pool's (page, KV head) pairs as one coordinate: unit = page *
 // units + head, at unit * stride elements (launch.h TmaMaps). One KV head: units 1 at the page
@@ -266,6 +271,7 @@ int box_rows_for(const Params& p, bool qkv_fp8) {
   switch (p.head_dim) {
     case 64: return sm90::Traits<64>::kBoxRows;
     case 128: return sm90::Traits<128>::kBoxRows;
+    case 512: return sm90::Traits<512>::kBoxRows;
     default:
       if (!qkv_fp8) return sm90::Traits<256>::kBoxRows;
       return p.out_dtype == CTXATTN_DTYPE_NVFP4 ? sm90::Traits<256, false, true, true>::kBoxRows
@@ -283,10 +289,15 @@ Status run_elem(const Params& p, const sm90::LaunchEnv& env, const sm90::TmaMaps
       case 64: return sm90::run_attention<kElem, 64, kKv>(p, env, maps);
       case 128: return sm90::run_attention<kElem, 128, kKv>(p, env, maps);
       case 256: return sm90::run_attention<kElem, 256, kKv>(p, env, maps);
+      case 512:
+        if constexpr (kElem == sm90::Elem::kBFloat16 && kKv == sm90::kKv16) {
+          return sm90::run_attention<kElem, 512, kKv>(p, env, maps);
+        }
+        break;
       default: break;
     }
   }
-  return unsupported("head_dim: the sm90 backend implements head dims 64, 128 and 256, got " +
+  return unsupported("head_dim: the sm90 backend implements head dims 64, 128, 256 and 512 (bf16), got " +
                      std::to_string(p.head_dim));
 }
 
@@ -342,6 +353,9 @@ size_t cuda_sm90_workspace_bytes(const Params& p) {
     case 64: return split_bytes_at<64>(p, sms);
     case 128: return split_bytes_at<128>(p, sms);
     case 256: return split_bytes_at<256>(p, sms);
+    case 512:  // one kernel: bf16 Q/K/V, clusters of two CTAs an item (sm90/run.cuh launch_attention)
+      return split_workspace_bytes(p, sms / sm90::Traits<512>::kClusterM, sm90::Traits<512>::kSplitGroups,
+                                   sm90::Traits<512>::kSplitGroupFloats);
     default: return 0;
   }
 #endif
@@ -360,9 +374,13 @@ Status cuda_sm90_supports(const Params& p) {
     return unsupported("device: the sm90 backend runs on compute capability 9.0 (Hopper) only, got " +
                        std::to_string(arch / 10) + "." + std::to_string(arch % 10));
   }
-  if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256) {
-    return unsupported("head_dim: the sm90 backend implements head dims 64, 128 and 256, got " +
+  if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256 && p.head_dim != 512) {
+    return unsupported("head_dim: the sm90 backend implements head dims 64, 128, 256 and 512, got " +
                        std::to_string(p.head_dim));
+  }
+  if (p.head_dim == 512 && !d512_served(p)) {
+    return unsupported("head_dim: the sm90 backend runs head dim 512 for bf16 queries over a bf16 cache without "
+                       "skip-softmax (cuda_portable runs the other calls)");
   }
   const bool q16 = p.q_dtype == CTXATTN_DTYPE_FLOAT16 || p.q_dtype == CTXATTN_DTYPE_BFLOAT16;
   const bool kv_fp8 = p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3;
@@ -441,7 +459,9 @@ Status cuda_sm90_supports(const Params& p) {
   // M tiles of two or three consumer warpgroups (traits.cuh): the largest bounds the rows a CTA
   // addresses, the smallest the number of work items.
   constexpr int64_t kMaxBlockM = sm90::kMaxConsumerWarpgroups * sm90::kRowsPerWarpgroup;
-  constexpr int64_t kMinBlockM = sm90::kMinConsumerWarpgroups * sm90::kRowsPerWarpgroup;
+  // (Head dim 512's M tile is one 64-row block, its two warpgroups splitting the columns.)
+  const int64_t min_block_m = p.head_dim == 512 ? sm90::Traits<512>::kBlockM
+                                                : sm90::kMinConsumerWarpgroups * sm90::kRowsPerWarpgroup;
   // A warpgroup addresses packed rows (query row * G + head) up to a block past the CTA's first.
   if (p.num_tokens * p.num_qo_heads > INT32_MAX - 2 * kMaxBlockM) {
     return unsupported("query: num_tokens * num_qo_heads must stay below " +
@@ -449,7 +469,7 @@ Status cuda_sm90_supports(const Params& p) {
   }
   int sms = 0;
   CTXATTN_RETURN_IF_ERROR(cuda_sm_count(p.device_index, &sms));
-  if (split_slots(p, sms, static_cast<int>(kMinBlockM)) * p.batch_size > INT32_MAX) {
+  if (split_slots(p, sms, static_cast<int>(min_block_m)) * p.batch_size > INT32_MAX) {
     return unsupported("max_q_len: max_q_len * num_qo_heads * batch_size is too large for one grid of the sm90 "
                        "backend");
   }

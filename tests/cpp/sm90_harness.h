@@ -42,6 +42,18 @@ inline ProblemSpec typed_spec(int head_dim, ctxattn_dtype_t q, ctxattn_dtype_t k
   return s;
 }
 
+// Case i of a feature sweep: the cache form, separate K / V page ids, lengths with an empty
+// request, sinks, a window and one non-causal case, cycling with i.
+inline void vary_features(ProblemSpec& spec, int i) {
+  spec.kv_form = static_cast<KvForm>(i % 3);
+  spec.separate_kv_idx = i % 5 == 1;
+  spec.q_lens = {37, 1, 130, 0};
+  spec.kv_lens = {300, 129, 1030, 17};
+  spec.with_sinks = i % 4 == 2;
+  spec.window_left = i % 6 == 3 ? 200 : -1;
+  spec.causal = i != 7;
+}
+
 // `spec` on the Hopper kernel against the CPU reference: AUTO must choose `auto_choice` (the
 // Hopper kernel, unless the dispatch policy sends the call elsewhere), the outputs (NaN-poisoned
 // first) must be within the SPEC's tolerances, and rows outside every request untouched.
@@ -58,11 +70,29 @@ inline void expect_sm90_serves_and_matches(const ProblemSpec& spec,
   ASSERT_EQ(ctxattn_select_backend(&dev.args, &chosen), CTXATTN_STATUS_OK) << ctxattn_last_error();
   EXPECT_EQ(chosen, auto_choice) << ctxattn_backend_name(chosen);
   dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
+  ASSERT_TRUE(dev.fit_workspace());  // sized for the Hopper kernel's split partials (D = 512: its own)
   ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
   ASSERT_TRUE(dev.download());
   const std::string diff = compare_outputs(got, want);
   EXPECT_TRUE(diff.empty()) << diff;
   EXPECT_EQ(untouched_outside_rows(got), "");
+}
+
+// `forced` (outputs poisoned here) refused by the Hopper kernel: UNSUPPORTED with a message that
+// names `argument`, nothing written (rows outside every request included), and AUTO answers the
+// call with the portable kernel. `dev` is left on AUTO, so a caller may run the call through it.
+inline void expect_sm90_refuses(PagedProblem& forced, DeviceProblem& dev, const std::string& argument) {
+  dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
+  EXPECT_EQ(dev.run(), CTXATTN_STATUS_UNSUPPORTED);
+  const std::string message = ctxattn_last_error();
+  EXPECT_NE(message.find(argument), std::string::npos) << message;
+  ASSERT_TRUE(dev.download());
+  EXPECT_EQ(untouched_outside_rows(forced), "");
+  for (uint8_t byte : forced.out) ASSERT_EQ(byte, 0xFF) << "a refused call wrote its output";
+  dev.args.backend = CTXATTN_BACKEND_AUTO;
+  ctxattn_backend_t chosen = CTXATTN_BACKEND_AUTO;
+  ASSERT_EQ(ctxattn_select_backend(&dev.args, &chosen), CTXATTN_STATUS_OK) << ctxattn_last_error();
+  EXPECT_EQ(chosen, CTXATTN_BACKEND_CUDA_PORTABLE);
 }
 
 // `pb` on the Hopper kernel, forced (outputs NaN-poisoned first), its outputs downloaded into it.
@@ -71,6 +101,7 @@ inline void run_forced_sm90(PagedProblem& pb) {
   DeviceProblem dev(pb);
   ASSERT_TRUE(dev.ok());
   dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
+  ASSERT_TRUE(dev.fit_workspace());
   ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
   ASSERT_TRUE(dev.download());
 }

@@ -44,18 +44,8 @@ TEST(CudaSm90, RefusesWhatItDoesNotServeAndAutoAnswersIt) {
     forced.poison_outputs();
     DeviceProblem dev(forced);
     ASSERT_TRUE(dev.ok());
-    dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
-    EXPECT_EQ(dev.run(), CTXATTN_STATUS_UNSUPPORTED);
-    const std::string message = ctxattn_last_error();
-    EXPECT_NE(message.find(r.argument), std::string::npos) << message;
-    ASSERT_TRUE(dev.download());
-    EXPECT_EQ(untouched_outside_rows(forced), "");
-    for (uint8_t byte : forced.out) ASSERT_EQ(byte, 0xFF) << "a refused call wrote its output";
-
-    dev.args.backend = CTXATTN_BACKEND_AUTO;
-    ctxattn_backend_t chosen = CTXATTN_BACKEND_AUTO;
-    ASSERT_EQ(ctxattn_select_backend(&dev.args, &chosen), CTXATTN_STATUS_OK) << ctxattn_last_error();
-    EXPECT_EQ(chosen, CTXATTN_BACKEND_CUDA_PORTABLE);
+    expect_sm90_refuses(forced, dev, r.argument);
+    if (HasFatalFailure()) return;
     ASSERT_EQ(dev.run(), CTXATTN_STATUS_OK) << ctxattn_last_error();
     ASSERT_TRUE(dev.download());
     const std::string diff = compare_outputs(forced, want);

@@ -63,13 +63,7 @@ TEST(CudaSm90, Nvfp4KvMatchesTheReference) {
     spec.out_dtype = outs[i % 4];
     spec.kv_layout = CTXATTN_KV_LAYOUT_HND;
     spec.page_size = pages[i % 4];
-    spec.kv_form = static_cast<KvForm>(i % 3);
-    spec.separate_kv_idx = i % 5 == 1;
-    spec.q_lens = {37, 1, 130, 0};
-    spec.kv_lens = {300, 129, 1030, 17};
-    spec.with_sinks = i % 4 == 2;
-    spec.window_left = i % 6 == 3 ? 200 : -1;
-    spec.causal = i != 7;
+    vary_features(spec, i);
     if (i == 11) {  // one KV head, few rows, 9000 keys: split-KV
       spec.num_qo_heads = 4;
       spec.num_kv_heads = 1;
@@ -92,16 +86,10 @@ TEST(CudaSm90, Nvfp4KvMatchesTheReference) {
     spec.page_size = refused == 1 ? 8 : 16;
     SCOPED_TRACE(names[refused]);
     PagedProblem forced(spec);
+    forced.poison_outputs();
     DeviceProblem dev(forced);
     ASSERT_TRUE(dev.ok());
-    dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
-    EXPECT_EQ(dev.run(), CTXATTN_STATUS_UNSUPPORTED);
-    const std::string message = ctxattn_last_error();
-    EXPECT_NE(message.find(arguments[refused]), std::string::npos) << message;
-    dev.args.backend = CTXATTN_BACKEND_AUTO;
-    ctxattn_backend_t chosen = CTXATTN_BACKEND_AUTO;
-    ASSERT_EQ(ctxattn_select_backend(&dev.args, &chosen), CTXATTN_STATUS_OK) << ctxattn_last_error();
-    EXPECT_EQ(chosen, CTXATTN_BACKEND_CUDA_PORTABLE);
+    expect_sm90_refuses(forced, dev, arguments[refused]);
   }
 }
 

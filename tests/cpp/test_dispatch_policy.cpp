@@ -23,7 +23,7 @@ ctxattn::Params call(int head_dim, ctxattn_dtype_t q, ctxattn_dtype_t kv, int ma
   return p;
 }
 
-TEST(DispatchPolicy, SmallPagesGoToTheGatherWithE4m3OrAtD256) {
+TEST(DispatchPolicy, SmallPagesGoToTheGatherWithE4m3OrAtD256AndUp) {
   constexpr ctxattn_dtype_t bf16 = CTXATTN_DTYPE_BFLOAT16, f16 = CTXATTN_DTYPE_FLOAT16, e4m3 = CTXATTN_DTYPE_FLOAT8_E4M3;
   struct Case {
     int head_dim;
@@ -33,7 +33,7 @@ TEST(DispatchPolicy, SmallPagesGoToTheGatherWithE4m3OrAtD256) {
   for (const Case c : {Case{128, bf16, bf16, false}, Case{128, f16, f16, false}, Case{64, bf16, bf16, false},
                        Case{64, f16, f16, false}, Case{256, bf16, bf16, true}, Case{256, f16, f16, true},
                        Case{128, e4m3, e4m3, true}, Case{64, e4m3, e4m3, true}, Case{256, e4m3, e4m3, true},
-                       Case{128, bf16, e4m3, true}, Case{64, f16, e4m3, true}}) {
+                       Case{128, bf16, e4m3, true}, Case{64, f16, e4m3, true}, Case{512, bf16, bf16, true}}) {
     // The lengths never matter: a request gets the same backend alone and in any batch.
     for (int max_kv_len : {1, 4096, 8192, 131072}) {
       SCOPED_TRACE("D " + std::to_string(c.head_dim) + " q " + std::to_string(c.q) + " kv " + std::to_string(c.kv) +

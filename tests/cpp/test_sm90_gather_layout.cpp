@@ -31,6 +31,7 @@ std::vector<Stage> stages() {
       {"16-bit D = 64 (chunk-major)", {gather::kSwizzle128, 128, 1024, 128 * 128}, 128},
       {"16-bit D = 128 (group-major)", {gather::kSwizzle128, 256, 2 * 1024, 1024}, 128},
       {"16-bit D = 256 (group-major)", {gather::kSwizzle128, 512, 4 * 1024, 1024}, 64},
+      {"16-bit D = 512 (group-major, column split)", {gather::kSwizzle128, 1024, 8 * 1024, 1024}, 32},
       {"e4m3 KV D = 64 (raw)", {gather::kRaw, 64, 0, 0}, 128},
       {"e4m3 KV D = 128 (raw)", {gather::kRaw, 128, 0, 0}, 128},
       {"e4m3 KV D = 256 (raw)", {gather::kRaw, 256, 0, 0}, 64},

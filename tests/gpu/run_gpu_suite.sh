@@ -51,7 +51,7 @@ if step bench; then
   cat "$OUT/bench.log"
 fi
 if step sanitize; then
-  tests='CudaPortable.RandomSweep*:CudaPortable.UglyShapes*:CudaPortable.LyingMetadata*:CudaPortable.MetadataCheck*:CudaReliability.GuardBytes*:CudaSplit.ShortChunks*:CudaSplit.GraphReplays*:CudaSm90.*Nvfp4*'
+  tests='CudaPortable.RandomSweep*:CudaPortable.UglyShapes*:CudaPortable.LyingMetadata*:CudaPortable.MetadataCheck*:CudaReliability.GuardBytes*:CudaSplit.ShortChunks*:CudaSplit.GraphReplays*:CudaSm90.*Nvfp4*:CudaSm90.HeadDim512*'
   for backend in $BACKENDS; do
     CTXATTN_TEST_BACKEND=$backend CTXATTN_GPU_SWEEP=12:small timeout 240 compute-sanitizer --tool memcheck \
       --error-exitcode 1 "$BUILD/ctxattn_tests" --gtest_filter="$tests" > "$OUT/memcheck-$backend.log" 2>&1

@@ -32,7 +32,9 @@ namespace sm90 {
 
 template <typename T, class Tr>
 struct Epilogue {
-  static constexpr int kORegs = Tr::kHeadDim / 2;
+  static constexpr int kORegs = Tr::kOCols / 2;
+  // The columns of the rows this warpgroup writes (Traits::kColSplit: its half, first_col_of on).
+  static constexpr int kCols = Tr::kOCols;
 
   __device__ static int value_bits(ctxattn_dtype_t kind) {
     if (kind == CTXATTN_DTYPE_NVFP4) return 4;
@@ -57,7 +59,7 @@ struct Epilogue {
   template <typename Out>
   __device__ static void stage_dense(const float (&o)[kORegs], char* stage, int row, int h, int quad) {
     constexpr int kBits = sizeof(Out) * 8;
-    constexpr int kChunks = Tr::kHeadDim * kBits / 8 / 16;
+    constexpr int kChunks = kCols * kBits / 8 / 16;
 #pragma unroll
     for (int j = 0; j < kORegs / 4; ++j) {
       const float x = o[4 * j + 2 * h];
@@ -82,6 +84,8 @@ struct Epilogue {
     // loop (ptxas did that: ~270 instructions and 20-30 spilled registers a work item).
     asm volatile("" : "+r"(t));
     const int lane = t % 32;
+    const int first_col = first_col_of<Tr>(consumer);
+    const int block = row_block_of<Tr>(consumer);
     const int quad = lane & 3;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -92,7 +96,8 @@ struct Epilogue {
         o[4 * j + 2 * h] *= factor;
         o[4 * j + 2 * h + 1] *= factor;
       }
-      if (p.lse != nullptr && quad == 0 && rows[h] < w.packed_rows) {
+      // (Column-split warpgroups hold the same rows and LSE: the first writes it.)
+      if (p.lse != nullptr && quad == 0 && rows[h] < w.packed_rows && first_col == 0) {
         const Work::Row r = w.row(p, rows[h]);
         p.lse[(w.q_start + r.query) * p.lse_stride_token + static_cast<int64_t>(r.head) * p.lse_stride_head] = lse[h];
       }
@@ -100,14 +105,14 @@ struct Epilogue {
 
     const ctxattn_dtype_t kind = p.out_dtype;
     const int bits = value_bits(kind);
-    const int chunks = Tr::kHeadDim * bits / 8 / 16;
-    constexpr int kNvfp4Chunks = Tr::kHeadDim / 32;
+    const int chunks = kCols * bits / 8 / 16;
+    constexpr int kNvfp4Chunks = kCols / 32;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int row = (t / 32) * 16 + (lane >> 2) + 8 * h;  // row inside the warpgroup's 64
       if (kind == CTXATTN_DTYPE_NVFP4) {
 #pragma unroll
-        for (int blk = 0; blk < Tr::kHeadDim / 16; ++blk) {
+        for (int blk = 0; blk < kCols / 16; ++blk) {
           const float* a = &o[8 * blk + 2 * h];
           const float* b = &o[8 * blk + 4 + 2 * h];
           float amax = fmaxf(fmaxf(fabsf(a[0]), fabsf(a[1])), fmaxf(fabsf(b[0]), fabsf(b[1])));
@@ -122,7 +127,7 @@ struct Epilogue {
           if (quad == 0 && rows[h] < w.packed_rows) {
             const Work::Row r = w.row(p, rows[h]);
             const int64_t sf_row = p.out_scale_start_index + w.q_start + r.query;
-            const int64_t sf_col = static_cast<int64_t>(r.head) * (Tr::kHeadDim / 16) + blk;
+            const int64_t sf_col = static_cast<int64_t>(r.head) * (Tr::kHeadDim / 16) + first_col / 16 + blk;
             p.out_scale[nvfp4_scale_offset(sf_row, sf_col, p.out_scale_cols)] = static_cast<uint8_t>(packed >> 16);
           }
         }
@@ -137,7 +142,7 @@ struct Epilogue {
     // The whole tile by TMA: 64 / G tokens x G heads from the warpgroup's first packed row, a
     // box per 64-column chunk. The vote keeps the branch warp-uniform for the compiler (the
     // condition is uniform: the work item, the warpgroup and the call's map).
-    const int first = w.m0 + consumer * kRowsPerWarpgroup;
+    const int first = w.m0 + block * kRowsPerWarpgroup;
     const bool by_tma = bits == 16 && maps.out_tma != 0 && w.packed_rows - first >= kRowsPerWarpgroup;
     if (__all_sync(0xffffffffu, by_tma)) {
       cutlass::arch::fence_view_async_shared();  // the staging stores, read by TMA (async proxy)
@@ -146,9 +151,9 @@ struct Epilogue {
         const int token = static_cast<int>(w.q_start) + p.group_div.div(first);
         const int head = w.kv_head * p.group_size;
 #pragma unroll
-        for (int c = 0; c < Tr::kHeadDim / kChunkCols; ++c) {
-          cute::SM90_TMA_STORE_3D::copy(&maps.out, stage + c * kRowsPerWarpgroup * kSwizzleBytes, c * kChunkCols,
-                                        head, token);
+        for (int c = 0; c < kCols / kChunkCols; ++c) {
+          cute::SM90_TMA_STORE_3D::copy(&maps.out, stage + c * kRowsPerWarpgroup * kSwizzleBytes,
+                                        first_col + c * kChunkCols, head, token);
         }
         cute::tma_store_arrive();
       }
@@ -158,12 +163,14 @@ struct Epilogue {
     // bytes for e4m3 and nvfp4. The row table, refilled with byte offsets into the output,
     // also orders the staging stores above before the reads below (its warpgroup barrier).
     const int64_t unit = bits == 16 ? 2 : 1;
-    const int valid_rows = fill_row_table(p, w, table, p.out_stride_token * unit, p.out_stride_head * unit, consumer, t);
-    // chunks is a power of two (D / 64 * bits / 8 with D in {64, 128, 256}): shifts, not a division.
+    const int valid_rows =
+        fill_row_table(p, w, table, p.out_stride_token * unit, p.out_stride_head * unit, consumer, block, t);
+    // chunks is a power of two (D / 64 * bits / 8 with D in {64, 128, 256}, or 256 columns of 512):
+    // shifts, not a division.
     const int log2_chunks = __ffs(chunks) - 1;
     const int row_step = kWarpgroupThreads >> log2_chunks;
     const int chunk = t & (chunks - 1);
-    char* out = static_cast<char*>(p.out) + chunk * 16;
+    char* out = static_cast<char*>(p.out) + first_col * bits / 8 + chunk * 16;
     for (int row = t >> log2_chunks; row < valid_rows; row += row_step) {
       *reinterpret_cast<uint4*>(out + table[row]) =
           *reinterpret_cast<const uint4*>(stage + staged_unit(row, chunk, bits, chunks));

@@ -26,6 +26,7 @@
 #include <float.h>
 #include <math_constants.h>
 
+#include <cute/arch/cluster_sm90.hpp>
 #include <cutlass/arch/reg_reconfig.h>
 
 #include "core/params.h"
@@ -53,9 +54,11 @@ namespace sm90 {
 // registers; a walk whose next index came from the metadata (find_work) moved the consumers'
 // stages and WGMMA descriptors to per-thread registers (an R2UR before every WGMMA;
 // chunk_prefix measured 4% slower).
+// A cluster of kClusterM CTAs (Traits::kClusterM) walks as one: items blockIdx.x / kClusterM, ...
 template <class Tr, bool kSplit, class F>
 __device__ __forceinline__ void for_each_item(const Params& p, const SplitPlan& plan, int num_tiles, F&& f) {
-  for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
+  constexpr unsigned kCluster = Tr::kClusterM;
+  for (int tile = blockIdx.x / kCluster; tile < num_tiles; tile += gridDim.x / kCluster) {
     const Work w = Work::make<Tr::kBlockM, kSplit, Tr::kTake>(p, plan, tile);
     if (!w.empty()) f(w, tile);
   }
@@ -145,8 +148,8 @@ __device__ __forceinline__ void issue_item_q(const Params& p, const TmaMaps& map
   }
   int64_t* table = row_table_of<Tr>(smem, buf, c);
   release_staging(t);  // the region's last output stores have read it (epilogue.cuh)
-  const int q_rows = fill_row_table(p, w, table, p.q_stride_token, p.q_stride_head, c, t);
-  issue_q<Tr>(p, table, q_rows, smem_base + Tr::kSmemQ + q_region<Tr>(buf, c), t);
+  const int q_rows = fill_row_table(p, w, table, p.q_stride_token, p.q_stride_head, c, row_block_of<Tr>(c), t);
+  issue_q<Tr>(p, table, q_rows, smem_base + Tr::kSmemQ + q_region<Tr>(buf, c), t, first_col_of<Tr>(c));
 }
 
 // Waits for the Q issue_item_q started in buffer `buf` and makes it ready for WGMMA. q_phase: the
@@ -162,15 +165,44 @@ __device__ __forceinline__ void finish_item_q(const TmaMaps& maps, const Barrier
   }
 }
 
-// Packed rows of a consumer thread's two row halves and their sinks (scaled to base 2).
-__device__ __forceinline__ void thread_rows(const Params& p, const Work& w, int consumer_index, int t, int (&rows)[2],
+// Packed rows of a consumer thread's two row halves (in row block `block` of the M tile) and
+// their sinks (scaled to base 2).
+__device__ __forceinline__ void thread_rows(const Params& p, const Work& w, int block, int t, int (&rows)[2],
                                             float (&sink_log2)[2]) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    rows[h] = w.m0 + consumer_index * kRowsPerWarpgroup + (t / 32) * 16 + ((t % 32) >> 2) + 8 * h;
+    rows[h] = w.m0 + block * kRowsPerWarpgroup + (t / 32) * 16 + ((t % 32) >> 2) + 8 * h;
     sink_log2[h] = p.sinks != nullptr ? p.sinks[w.kv_head * p.group_size + p.group_div.mod(rows[h])] * kLog2e
                                       : -CUDART_INF_F;
   }
+}
+
+// Traits::kColSplit: adds the other consumer warpgroup's half of S to this one's. Both warpgroups'
+// accumulators cover the same 64 rows and keys, thread for thread, so thread t of each holds the
+// same elements: it writes its kSRegs floats to its side of buffer `parity` (float4s, thread-
+// major: conflict-free), warp w of each warpgroup meet on a named barrier of their own, and each
+// thread adds the other side's floats. Both sums are bit-identical (one addition, commutative), so
+// both warpgroups compute the same softmax. Buffers alternate by tile: a thread writes buffer b
+// again only after the next exchange's barrier, which its partner reaches after reading b.
+template <class Tr, int kSRegs>
+__device__ __forceinline__ void exchange_s(float (&s)[kSRegs], char* smem, int consumer, int t, uint32_t& parity) {
+  constexpr int kVecs = kSRegs / 4;
+  static_assert(Tr::kXchgBytes == 2 * 2 * kVecs * kWarpgroupThreads * 16, "traits.cuh kSmemXchg");
+  float4* buf = reinterpret_cast<float4*>(smem + Tr::kSmemXchg) + parity * (2 * kVecs * kWarpgroupThreads);
+  float4* mine = buf + consumer * (kVecs * kWarpgroupThreads) + t;
+  const float4* other = buf + (consumer ^ 1) * (kVecs * kWarpgroupThreads) + t;
+#pragma unroll
+  for (int j = 0; j < kVecs; ++j) mine[j * kWarpgroupThreads] = make_float4(s[4 * j], s[4 * j + 1], s[4 * j + 2], s[4 * j + 3]);
+  exchange_sync(t / 32);
+#pragma unroll
+  for (int j = 0; j < kVecs; ++j) {
+    const float4 x = other[j * kWarpgroupThreads];
+    s[4 * j] += x.x;
+    s[4 * j + 1] += x.y;
+    s[4 * j + 2] += x.z;
+    s[4 * j + 3] += x.w;
+  }
+  parity ^= 1u;
 }
 
 // One consumer warpgroup over the work item w (non-empty). With Q ahead, it starts the copy of
@@ -182,7 +214,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
                                              uint32_t smem_base, const BarriersOf<Tr>& bars, int* last_flag,
                                              int consumer_index, int t, PipeState& k_state, PipeState& v_state,
                                              int tile, const ItemRing<Tr>& ring, int next_item, int num_tiles,
-                                             int buf, uint32_t& q_phase) {
+                                             int buf, uint32_t& q_phase, uint32_t& xchg_parity) {
   using Mma = WarpgroupMma<T, Tr>;
   // Where O is rescaled by the last tile's correction: inside the turn, between the Q K^T and P V
   // issues, where the tensor cores are busy with S (kRescaleInTurn), or after the P V wait, before
@@ -199,6 +231,8 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
   // +4.6%), and after the whole softmax 7-14% slower everywhere (docs/perf.md, v16).
   constexpr bool kWaitAfterMaxima = Tr::kTwoTermP;
   constexpr bool kQTma = Tr::kQByTma && !kSplit && !kDynamic;
+  constexpr bool kTurns = kPingPong && !Tr::kColSplit;
+  static_assert(!(kSkip && Tr::kColSplit), "head dim 512: no skip-softmax vote (run.cuh kernel_of)");
   constexpr int kSRegs = Mma::kSRegs;
   constexpr int kORegs = Mma::kORegs;
   constexpr int kPRegs = Mma::kPRegs;
@@ -219,7 +253,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
   // which adds it once.
   int rows[2], tokens[2];
   float sink_log2[2];
-  thread_rows(p, w, consumer_index, t, rows, sink_log2);
+  thread_rows(p, w, row_block_of<Tr>(consumer_index), t, rows, sink_log2);
   tokens[0] = p.group_div.div(rows[0]);
   tokens[1] = p.group_div.div(rows[1]);
 
@@ -248,7 +282,8 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
     finish_item_q<Tr, kQTma>(maps, bars, q_ptr, buf, consumer_index, t, negate_q, q_phase);
   } else {
     release_staging(t);  // the region's last output stores have read it (epilogue.cuh)
-    const int q_rows = fill_row_table(p, w, row_table, p.q_stride_token, p.q_stride_head, consumer_index, t);
+    const int q_rows = fill_row_table(p, w, row_table, p.q_stride_token, p.q_stride_head, consumer_index,
+                                      row_block_of<Tr>(consumer_index), t);
     float factor[2] = {1.0f, 1.0f};
     load_q<T, Tr>(p, row_table, q_rows, q_tile, q_ptr, consumer_index, t, negate_q, factor);
     if constexpr (Tr::kKvFp8 && !std::is_same<T, __half>::value) {
@@ -257,11 +292,21 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
     }
   }
 
-  auto k_tile = [&](int stage) { return smem_base + Tr::kSmemK + stage * Tr::kKvTileBytes; };
-  auto v_tile = [&](int stage) { return smem_base + Tr::kSmemV + stage * Tr::kKvTileBytes; };
-  // One arrival per consumer warp releases a stage.
+  // kColSplit: the warpgroup's own column chunks of K and V.
+  const uint32_t kv_cols = (first_col_of<Tr>(consumer_index) / kChunkCols) * Tr::kKvChunkStride;
+  auto k_tile = [&](int stage) { return smem_base + Tr::kSmemK + stage * Tr::kKvTileBytes + kv_cols; };
+  auto v_tile = [&](int stage) { return smem_base + Tr::kSmemV + stage * Tr::kKvTileBytes + kv_cols; };
+  // One arrival per consumer warp releases a stage; in a cluster, on the stage's barrier of every
+  // CTA (each CTA's producer fills the stage of both).
   auto release = [&](uint64_t* bar) {
-    if (lane == 0) arrive_barrier(bar);
+    if constexpr (Tr::kClusterM > 1) {
+      if (lane == 0) {
+#pragma unroll
+        for (int r = 0; r < Tr::kClusterM; ++r) cutlass::arch::ClusterBarrier::arrive(bar, r, 1u);
+      }
+    } else {
+      if (lane == 0) arrive_barrier(bar);
+    }
   };
 
   const float start[2] = {w.split() ? -CUDART_INF_F : sink_log2[0], w.split() ? -CUDART_INF_F : sink_log2[1]};
@@ -279,14 +324,21 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
     // Ping-pong (pipeline.cuh): warpgroup 0 issues first; each issue point ends by handing the
     // turn to the next warpgroup, except the last warpgroup's last, which would hand it to nobody.
     // Every warpgroup visits the same key tiles, so the turns balance.
+    // The column-split kernel has no turns: its warpgroups meet at every tile's S exchange.
     constexpr int kLast = Tr::kConsumerWarpgroups - 1;
     const int issues = n_max - n_min + 2;  // first QK, the loop's steps, the last P V
     int issued = 0;
-    auto my_turn = [&] { wait_turn(consumer_index); };
-    auto next_turn = [&] {
-      if (consumer_index != kLast || ++issued < issues) pass_turn<Tr::kConsumerWarpgroups>(consumer_index);
+    auto my_turn = [&] {
+      if constexpr (kTurns) wait_turn(consumer_index);
     };
-    if (consumer_index == kLast) pass_turn<Tr::kConsumerWarpgroups>(consumer_index);
+    auto next_turn = [&] {
+      if constexpr (kTurns) {
+        if (consumer_index != kLast || ++issued < issues) pass_turn<Tr::kConsumerWarpgroups>(consumer_index);
+      }
+    };
+    if constexpr (kTurns) {
+      if (consumer_index == kLast) pass_turn<Tr::kConsumerWarpgroups>(consumer_index);
+    }
     // First tile: S alone, then its softmax.
     wait_barrier(bars.full_k(k_state.stage), k_state.phase);
     my_turn();
@@ -295,6 +347,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
     cute::warpgroup_wait<0>();
     release(bars.empty_k(k_state.stage));
     k_state.advance(Tr::kStages);
+    if constexpr (Tr::kColSplit) exchange_s<Tr>(s, smem, consumer_index, t, xchg_parity);
     if (band.needs_mask<Tr::kBlockN>(n_max)) apply_mask<Tr::kBlockN>(s, band, n_max, lane, tokens);
     SkipVote vote;
     bool skipped_last = false;  // the tile whose P V is the next to issue was skipped
@@ -320,10 +373,10 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
     };
     for (int n = n_max - 1; n >= n_min; --n) {
       wait_barrier(bars.full_k(k_state.stage), k_state.phase);
-      if constexpr (!Tr::kLazySchedule || kPingPong) wait_barrier(bars.full_v(v_state.stage), v_state.phase);
+      if constexpr (!Tr::kLazySchedule || kTurns) wait_barrier(bars.full_v(v_state.stage), v_state.phase);
       my_turn();
       Mma::qk(s, q_tile, k_tile(k_state.stage));
-      if constexpr (Tr::kLazySchedule && !kPingPong) wait_barrier(bars.full_v(v_state.stage), v_state.phase);
+      if constexpr (Tr::kLazySchedule && !kTurns) wait_barrier(bars.full_v(v_state.stage), v_state.phase);
       if constexpr (kRescaleInTurn) {
         fence_operands(o);  // after the Q K^T issue
         rescale_o();
@@ -339,6 +392,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
       cute::warpgroup_wait<1>();  // S(n) has landed; P(n+1) V(n+1) may still run
       release(bars.empty_k(k_state.stage));
       k_state.advance(Tr::kStages);
+      if constexpr (Tr::kColSplit) exchange_s<Tr>(s, smem, consumer_index, t, xchg_parity);
       if (band.needs_mask<Tr::kBlockN>(n)) apply_mask<Tr::kBlockN>(s, band, n, lane, tokens);
       if constexpr (kSkip) {
         // The vote, then the softmax of a kept tile; a skipped one changes nothing (correction 1,
@@ -416,10 +470,12 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
     auto reg = [&](int i) -> float& { return o[i]; };
     const float no_sink[2] = {-CUDART_INF_F, -CUDART_INF_F};
     softmax.finish(no_sink, l, lse);
-    Partial::store(Partial::group_slot(plan, we, we.item, consumer_index), t, reg, softmax.row_max, l);
+    // (A cluster's CTAs store a partial a warpgroup each: group rank x warpgroups + warpgroup.)
+    const int group = cluster_rank<Tr>() * Tr::kConsumerWarpgroups + consumer_index;
+    Partial::store(Partial::group_slot(plan, we, we.item, group), t, reg, softmax.row_max, l);
     Partial::publish();
     warpgroup_sync(consumer_index);
-    if (t == 0) last_flag[consumer_index] = Partial::arrive(Partial::counter(plan, we, consumer_index), we.pieces);
+    if (t == 0) last_flag[consumer_index] = Partial::arrive(Partial::counter(plan, we, group), we.pieces);
     warpgroup_sync(consumer_index);
     // Every thread of a warp reads the same flag; the vote tells the compiler so, which keeps
     // the branch below (and the state after it) warp-uniform.
@@ -427,7 +483,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
     if (writes_output) {
       // Piece k of this tile is item kv_head + Hkv * (k + pieces * rank) = item + Hkv * (k - piece).
       auto slot = [&](int k) {
-        return Partial::group_slot(plan, we, we.item + p.num_kv_heads * (k - we.piece), consumer_index);
+        return Partial::group_slot(plan, we, we.item + p.num_kv_heads * (k - we.piece), group);
       };
       Partial::merge(we.pieces, slot, t, reg, [](int i) { return (i / 2) % 2; }, sink_log2, l, lse);
     }
@@ -463,7 +519,13 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
       cute::prefetch_tma_descriptor(&maps.v);
     }
   }
-  __syncthreads();
+  // A cluster's CTAs arrive on each other's barriers and load into each other's stages: every
+  // barrier of the cluster is initialised before any of it is used.
+  if constexpr (Tr::kClusterM > 1) {
+    cute::cluster_sync();
+  } else {
+    __syncthreads();
+  }
 
   pdl_wait_for_inputs();
   // The static walk: work tile i of num_tiles (Work::make's order) goes to CTA i % gridDim.x (one
@@ -533,6 +595,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
     PipeState k_state, v_state;
     int buf = 0;  // Q ahead: the Q buffer of the current item
     uint32_t q_phase = 0;  // Q by TMA: the parity of each buffer's barrier
+    uint32_t xchg_parity = 0;  // kColSplit: the S exchange buffer of the next tile (exchange_s)
     if constexpr (kDynamic) {
       ring.wait(0);
       ScheduledItem it = ring.read(0);
@@ -543,7 +606,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
       for (int j = 1; it.tile < num_tiles; ++j) {
         // Item j: with Q ahead, consume_tile has waited for it already (to start its Q copy).
         consume_tile<T, Tr, kSplit, kDynamic, kSkip>(p, maps, plan, it.w, smem, smem_base, bars, last_flag, consumer_index, t,
-                                              k_state, v_state, it.tile, ring, j, num_tiles, buf, q_phase);
+                                              k_state, v_state, it.tile, ring, j, num_tiles, buf, q_phase,
+                                              xchg_parity);
         if constexpr (!Tr::kQAhead) ring.wait(j);
         it = ring.read(j);
         if (it.tile < num_tiles) ring.release(j);
@@ -558,13 +622,16 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
       }
       for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int tile) {
         consume_tile<T, Tr, kSplit, kDynamic, kSkip>(p, maps, plan, w, smem, smem_base, bars, last_flag, consumer_index, t,
-                                              k_state, v_state, tile, ring, 0, num_tiles, buf, q_phase);
+                                              k_state, v_state, tile, ring, 0, num_tiles, buf, q_phase,
+                                              xchg_parity);
         if constexpr (Tr::kQAhead) buf ^= 1;
       });
     }
     finish_stores(t);
     pdl_allow_dependents();
   }
+  // No CTA of a cluster exits while the other may still arrive on its barriers.
+  if constexpr (Tr::kClusterM > 1) cute::cluster_sync();
 #endif
 }
 

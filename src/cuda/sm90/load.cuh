@@ -216,8 +216,14 @@ struct KvProducer {
   // Issues this lane's box of tile n of one tensor into dst (a K or V stage), completing on bar,
   // which lane 0 arms first with the tile's bytes. page_units: the map's, for the group-major maps.
   // NVFP4 (sf_map): the lane's piece of the block scales too, after the tile's codes.
+  // In a cluster (Traits::kClusterM) each CTA issues every kClusterM-th box into the stages of all,
+  // except with `alone`: the V tile across kv_len, which every CTA loads whole into its own stage
+  // on its own tail barrier (load_v): that barrier is not a stage's, so a CTA running ahead could
+  // otherwise complete bytes of its next item's tail tile on it while the other still waits for
+  // this one's.
   __device__ void issue(const Params& p, const Work& w, const CUtensorMap* map, const CUtensorMap* sf_map,
-                        int32_t page_units, char* dst, uint64_t* bar, int n, int boxes, int32_t page, int lane) const {
+                        int32_t page_units, char* dst, uint64_t* bar, int n, int boxes, int32_t page, int lane,
+                        bool alone = false) const {
     if (lane == 0) arrive_expect_tx(bar, tile_bytes(boxes));
     __syncwarp();
     if (piece < boxes) {
@@ -229,7 +235,18 @@ struct KvProducer {
         // host keeps every valid unit below 2^31, hopper.cpp).
         const int32_t unit = static_cast<uint32_t>(page) < p.num_pages ? page * page_units + w.kv_head : -1;
         char* box = dst + (piece << log2_rows) / 8 * Tr::kKvGroupStride;
-        cute::SM90_TMA_LOAD_5D::copy(map, bar, kHint, box, 0, 0, 0, slot / 8, unit);
+        if constexpr (Tr::kClusterM > 1) {
+          // Every kClusterM-th box from each CTA of the cluster, into the same stage of all of
+          // them (each CTA's barrier expects the whole tile's bytes).
+          if (alone) {
+            cute::SM90_TMA_LOAD_5D::copy(map, bar, kHint, box, 0, 0, 0, slot / 8, unit);
+          } else if (piece % Tr::kClusterM == cluster_rank<Tr>()) {
+            constexpr uint16_t kAll = static_cast<uint16_t>((1u << Tr::kClusterM) - 1u);
+            cute::SM90_TMA_LOAD_MULTICAST_5D::copy(map, bar, kAll, kHint, box, 0, 0, 0, slot / 8, unit);
+          }
+        } else {
+          cute::SM90_TMA_LOAD_5D::copy(map, bar, kHint, box, 0, 0, 0, slot / 8, unit);
+        }
       } else {
         char* box = Tr::kKvFp8 ? dst + (piece << log2_rows) * Tr::kRawRowBytes
                                : dst + chunk * Tr::kKvChunkBytes + (piece << log2_rows) * Tr::kRowBytes;
@@ -278,7 +295,7 @@ struct KvProducer {
       issue(p, w, &maps.v, &maps.v_sf, maps.v_page_units, dst, full, n, boxes, page, lane);
       return;
     }
-    issue(p, w, &maps.v, &maps.v_sf, maps.v_page_units, dst, tail, n, boxes, page, lane);
+    issue(p, w, &maps.v, &maps.v_sf, maps.v_page_units, dst, tail, n, boxes, page, lane, true);
     wait_barrier(tail, tail_phase);
     tail_phase ^= 1u;
     // The 16-byte units of rows valid_rows .. kBlockN - 1, every chunk (the swizzle only permutes
@@ -299,14 +316,15 @@ struct KvProducer {
 };
 
 
-// A consumer warpgroup's row table: for each of its 64 packed rows inside the request, the
-// offset of that (token, head) row in a tensor of the given token and head strides. Decoded once
-// by the first 64 threads (one FastDiv each) so that the 16-byte copies of a row only look it up:
-// the prologue fills it for Q, the epilogue refills it for the output. Returns the warpgroup's
-// rows inside the request (the table's valid entries come first).
+// A consumer warpgroup's row table: for each of its 64 packed rows inside the request (row block
+// `block` of the M tile: traits.cuh row_block_of), the offset of that (token, head) row in a
+// tensor of the given token and head strides. Decoded once by the first 64 threads (one FastDiv
+// each) so that the 16-byte copies of a row only look it up: the prologue fills it for Q, the
+// epilogue refills it for the output. Returns the warpgroup's rows inside the request (the
+// table's valid entries come first).
 __device__ __forceinline__ int fill_row_table(const Params& p, const Work& w, int64_t* table, int64_t stride_token,
-                                              int64_t stride_head, int consumer, int t) {
-  const int first = w.m0 + consumer * kRowsPerWarpgroup;
+                                              int64_t stride_head, int consumer, int block, int t) {
+  const int first = w.m0 + block * kRowsPerWarpgroup;
   if (t < kRowsPerWarpgroup && first + t < w.packed_rows) {
     const Work::Row r = w.row(p, first + t);
     table[t] = (w.q_start + r.query) * stride_token + static_cast<int64_t>(r.head) * stride_head;
@@ -348,14 +366,16 @@ __device__ void load_q_e4m3(const Params& p, const int64_t* rows, int valid_rows
 // commit group that finish_q waits for; t: thread in the warpgroup; rows: its row table filled
 // for Q, of which the first `valid_rows` lie inside the request (the rest are zero-filled). Q as
 // stored: 16-bit, or e4m3 for the FP8 kernel (Tr::kElemBytes 1: 128-byte rows of 128 codes).
+// Tr::kColSplit: the warpgroup's kOCols columns from first_col on.
 template <class Tr>
-__device__ __forceinline__ void issue_q(const Params& p, const int64_t* rows, int valid_rows, uint32_t q_tile, int t) {
+__device__ __forceinline__ void issue_q(const Params& p, const int64_t* rows, int valid_rows, uint32_t q_tile, int t,
+                                        int first_col = 0) {
   constexpr int kEb = Tr::kElemBytes;
-  constexpr int kUnitsPerRow = Tr::kHeadDim * kEb / 16;  // 16-byte units
+  constexpr int kUnitsPerRow = Tr::kOCols * kEb / 16;  // 16-byte units
   constexpr int kRowsPerPass = kWarpgroupThreads / kUnitsPerRow;
   // A thread copies the same 16-byte column unit of every kRowsPerPass-th row.
   const int byte = (t % kUnitsPerRow) * 16;
-  const char* q = static_cast<const char*>(p.q);
+  const char* q = static_cast<const char*>(p.q) + first_col * kEb;
   // Four passes at a time: their four row-table lookups first, then their copies, so that the
   // lookups' latencies overlap (one pass at a time, each lookup stood between two copies: the copy
   // loop held 13% of the stall samples of short_256 on the H200, where it runs under an item's last
@@ -387,7 +407,7 @@ __device__ __forceinline__ void issue_q(const Params& p, const int64_t* rows, in
 template <class Tr>
 __device__ __forceinline__ void negate_q_tile(char* q_ptr, int t) {
   constexpr int kEb = Tr::kElemBytes;
-  constexpr int kUnitsPerRow = Tr::kHeadDim * kEb / 16;
+  constexpr int kUnitsPerRow = Tr::kOCols * kEb / 16;
   constexpr uint32_t kSigns = kEb == 2 ? 0x80008000u : 0x80808080u;
   for (int idx = t; idx < kRowsPerWarpgroup * kUnitsPerRow; idx += kWarpgroupThreads) {
     uint4* unit = reinterpret_cast<uint4*>(q_ptr + idx * 16);
@@ -526,6 +546,7 @@ __device__ void finish_q_bf16_as_f16(char* q_ptr, int consumer, int t, bool nega
 template <typename T, class Tr>
 __device__ void load_q(const Params& p, const int64_t* rows, int valid_rows, uint32_t q_tile, char* q_ptr,
                        int consumer, int t, bool negate, float (&factor)[2]) {
+  static_assert(!Tr::kColSplit || !Tr::kKvFp8, "head dim 512: 16-bit Q and KV");
   if constexpr (Tr::kKvFp8 && std::is_same<T, __half>::value) {
     if (p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) {
       load_q_e4m3<Tr>(p, rows, valid_rows, q_ptr, t, negate);
@@ -534,7 +555,7 @@ __device__ void load_q(const Params& p, const int64_t* rows, int valid_rows, uin
       return;
     }
   }
-  issue_q<Tr>(p, rows, valid_rows, q_tile, t);
+  issue_q<Tr>(p, rows, valid_rows, q_tile, t, first_col_of<Tr>(consumer));
   if constexpr (Tr::kKvFp8 && !std::is_same<T, __half>::value) {
     finish_q_bf16_as_f16<Tr>(q_ptr, consumer, t, negate, factor);
   } else {

@@ -65,9 +65,11 @@ struct RsOp;
   struct RsOp<T, N> {                                                                                   \
     using type = gmma::MMA_64x##N##x16_F32##NAME##NAME##_RS<gmma::Major::K, gmma::Major::MN>;           \
   };
+CTXATTN_SM90_GMMA_OPS(__nv_bfloat16, BF16, 32)
 CTXATTN_SM90_GMMA_OPS(__nv_bfloat16, BF16, 64)
 CTXATTN_SM90_GMMA_OPS(__nv_bfloat16, BF16, 128)
 CTXATTN_SM90_GMMA_OPS(__nv_bfloat16, BF16, 256)
+CTXATTN_SM90_GMMA_OPS(__half, F16, 32)
 CTXATTN_SM90_GMMA_OPS(__half, F16, 64)
 CTXATTN_SM90_GMMA_OPS(__half, F16, 128)
 CTXATTN_SM90_GMMA_OPS(__half, F16, 256)
@@ -144,19 +146,21 @@ struct WarpgroupMma {
   static constexpr int kPLog2 = 0;        // P is the softmax's p
   static constexpr float kOScale = 1.0f;  // O as accumulated over the true O
   static constexpr int kSRegs = Tr::kBlockN / 2;   // 64 x kBlockN fp32 over 128 threads
-  static constexpr int kORegs = Tr::kHeadDim / 2;  // 64 x D fp32 over 128 threads
+  static constexpr int kORegs = Tr::kOCols / 2;   // 64 x D (kColSplit: D / 2) fp32 over 128 threads
   static constexpr int kPRegs = Tr::kBlockN / 4;   // P as packed 16-bit pairs
 
   // Issues S = Q K^T (async; the caller commits and waits). q: this warpgroup's Q tile (64 rows),
-  // k: the K tile (kBlockN rows). Both GEMMs on MmaElem (traits.cuh).
+  // k: the K tile (kBlockN rows). Both GEMMs on MmaElem (traits.cuh). kColSplit: q is the
+  // warpgroup's 256 columns of Q and k the first of its 256 columns of K: half of S.
   __device__ static void qk(float (&s)[kSRegs], uint32_t q, uint32_t k) {
     using Op = typename SsOp<MmaElem<T, Tr>, Tr::kBlockN>::type;
-    issue_qk<Op, Tr::kHeadDim / 16>(s, q, k, Tr::kKvChunkStride, Tr::kKvGroupStride);
+    issue_qk<Op, Tr::kOCols / 16>(s, q, k, Tr::kKvChunkStride, Tr::kKvGroupStride);
   }
 
-  // Issues O += P V (async). v: the V tile (kBlockN rows of D columns).
+  // Issues O += P V (async). v: the V tile (kBlockN rows of D columns; kColSplit: the first of the
+  // warpgroup's 256 columns).
   __device__ static void pv(float (&o)[kORegs], uint32_t (&p)[kPRegs], uint32_t v) {
-    using Op = typename RsOp<MmaElem<T, Tr>, Tr::kHeadDim>::type;
+    using Op = typename RsOp<MmaElem<T, Tr>, Tr::kOCols>::type;
     fence_operands(o);
     fence_operands(p);
     cute::warpgroup_arrive();

@@ -23,7 +23,13 @@ enum class NamedBarrier : uint32_t {
   kConsumer0 = 1,  // consumer warpgroup c's 128 threads at kConsumer0 + c (Q ready, output staging)
   kTurn0 = 1 + kMaxConsumerWarpgroups,  // ping-pong: consumer warpgroup c may issue its GEMMs at
                                         // kTurn0 + c (it and the warpgroup handing over, 256)
+  // The S exchange of the column-split kernel (traits.cuh kColSplit, which has no turns): warp w
+  // of each consumer warpgroup at kXchg0 + w (64 threads). Four ids from kTurn0 on: the turns'
+  // three and the last of the 8 CUTLASS leaves (ids 0-7 are its reserved ones).
+  kXchg0 = kTurn0,
 };
+static_assert(static_cast<uint32_t>(NamedBarrier::kXchg0) + 3 + cutlass::arch::NamedBarrier::ReservedNamedBarrierCount <= 15,
+              "16 hardware barriers");
 
 // mbarrier arrive (release) and wait (acquire) at CTA scope for data written and read with plain
 // shared-memory stores and loads (the scheduler's item ring): volatile, with a memory clobber, so
@@ -86,6 +92,11 @@ __device__ __forceinline__ void pass_turn(int consumer) {
     const int next = consumer + 1 == kConsumers ? 0 : consumer + 1;
     cutlass::arch::NamedBarrier::arrive(2 * kWarpgroupThreads, static_cast<uint32_t>(NamedBarrier::kTurn0) + next);
   }
+}
+
+// Warp w of both consumer warpgroups of the column-split kernel (kernel.cuh exchange_s).
+__device__ __forceinline__ void exchange_sync(int warp) {
+  cutlass::arch::NamedBarrier::sync(64, static_cast<uint32_t>(NamedBarrier::kXchg0) + warp);
 }
 
 // Warps of the producer warpgroup that widen e4m3 tiles (all but the TMA warp).
@@ -151,10 +162,10 @@ struct Barriers {
   }
 };
 
+// (A cluster's stages are released by the consumer warps of all its CTAs: Traits::kClusterM.)
 template <class Tr>
-using BarriersOf =
-    Barriers<Tr::kStages, Tr::kConsumerWarpgroups * kWarpgroupThreads / 32, Tr::kKvFp8, Tr::kRawStages, Tr::kQkvFp8,
-             Tr::kQBarriers>;
+using BarriersOf = Barriers<Tr::kStages, Tr::kClusterM * Tr::kConsumerWarpgroups * kWarpgroupThreads / 32, Tr::kKvFp8,
+                            Tr::kRawStages, Tr::kQkvFp8, Tr::kQBarriers>;
 
 __device__ __forceinline__ void wait_barrier(uint64_t* bar, uint32_t phase) {
   cutlass::arch::ClusterBarrier::wait(bar, phase);

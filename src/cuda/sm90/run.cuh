@@ -35,10 +35,15 @@ struct ElemType<Elem::kE4m3> {
 // Calls with a non-zero skip factor run kernels compiled with the vote (kSkip), so that dense calls
 // run none of it; to keep the library lean those are compiled in the split-code forms only (which
 // run unsplit items as well, at the 2-4% the split branch costs short requests), and not for
-// 16-bit queries over an e4m3 cache (cuda_sm90_supports sends those to the portable kernel).
+// 16-bit queries over an e4m3 cache nor at head dim 512 (cuda_sm90_supports sends those to the
+// portable kernel).
+// The column-split kernel at D = 512 has one form, the split code on the static walk (it runs
+// unsplit items too): a second would take the library past 60 MB.
 template <typename T, class Tr, bool kSkip>
 auto* kernel_of(bool split, bool dynamic) {
-  if constexpr (kSkip && !Tr::kKvFp8) {
+  if constexpr (Tr::kColSplit) {
+    return attention_kernel<T, Tr, true, false, false>;
+  } else if constexpr (kSkip && !Tr::kKvFp8) {
     return dynamic ? attention_kernel<T, Tr, Tr::kSplitCode, Tr::kSchedulerWalk, true>
                    : attention_kernel<T, Tr, Tr::kSplitCode, false, true>;
   } else {
@@ -59,7 +64,8 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
   static_assert(kLongTileMinKv <= kSplitMinKeys, "the short form's requests never split");
   Params planned = p;
   if (stripes && planned.max_kv_len >= kLongTileMinKv) planned.max_kv_len = kLongTileMinKv - 1;
-  const SplitPlan plan = make_split_plan(planned, env.sm_count, Tr::kBlockM, Tr::kConsumerWarpgroups,
+  // A cluster of kClusterM CTAs computes one item: a wave holds sm_count / kClusterM items.
+  const SplitPlan plan = make_split_plan(planned, env.sm_count / Tr::kClusterM, Tr::kBlockM, Tr::kSplitGroups,
                                          Tr::kSplitGroupFloats, kWorkspaceHeaderBytes);
   // Four kernels: calls where no request can split run one compiled without the split code
   // (measured 2-4% faster on short requests on the H200: a shorter prologue and epilogue), on the
@@ -89,13 +95,16 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
   // they free up, except over keys of at most kPersistentMaxKv: there one CTA an SM walks its
   // items striped, with the next item's Q (and K/V, from the producer) loading under the current
   // one (short_256 -10%, batch_1k -6% on the H200, docs/perf.md, v5).
-  int64_t ctas = num_tiles;
-  if ((dynamic || stripes || p.max_kv_len <= kPersistentMaxKv) && env.sm_count > 0 && ctas > env.sm_count) {
-    ctas = env.sm_count;
+  // (Traits::kClusterM CTAs an item, the grid a whole number of clusters.)
+  constexpr int kCluster = Tr::kClusterM;
+  int64_t ctas = num_tiles * kCluster;
+  const int64_t wave = env.sm_count / kCluster * kCluster;
+  if ((dynamic || stripes || p.max_kv_len <= kPersistentMaxKv) && wave > 0 && ctas > wave) {
+    ctas = wave;
   }
   // CTXATTN_SM90_GRID_CTAS=N caps the grid at N CTAs (tests and tuning).
   if (const char* cap = std::getenv("CTXATTN_SM90_GRID_CTAS")) {
-    const long n = std::strtol(cap, nullptr, 10);
+    const long n = std::strtol(cap, nullptr, 10) / kCluster * kCluster;
     if (n > 0 && n < ctas) ctas = n;
   }
   LaunchShape shape;
@@ -104,6 +113,7 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
   shape.smem_bytes = Tr::kSmemBytes;
   shape.stream = env.stream;
   shape.pdl = env.pdl;
+  shape.cluster = kCluster;
   return launch_kernel(kernel, shape, "sm90 attention kernel launch", p, maps, plan,
                        static_cast<int>(num_tiles));
 }

@@ -108,7 +108,26 @@ struct Traits {
   // e4m3 Q/K/V at D = 64 (the 64-byte swizzle).
   static constexpr int kRowBytes = kHeadDim * kElemBytes < kSwizzleBytes ? kHeadDim * kElemBytes : kSwizzleBytes;
   static_assert(kRowBytes == kSwizzleBytes || kQkvFp8, "16-bit rows fill the 128-byte swizzle");
-  static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256, "head dim: whole 128-byte chunks, at most 256 (WGMMA N)");
+  static_assert(kHeadDim % 64 == 0 && (kHeadDim <= 256 || kHeadDim == 512),
+                "head dim: whole 128-byte chunks, at most 256 (WGMMA N), or 512 split by columns");
+  // Head dim 512 (16-bit): O of 64 rows x 512 would take 256 fp32 registers a thread, so the two
+  // consumer warpgroups share the same 64 rows and split the columns: warpgroup c holds Q's and
+  // O's columns [256 c, 256 c + 256). Each computes its half of S = Q K^T over its 256 columns of
+  // Q and K; the halves are exchanged through shared memory (kSmemXchg) and added, so both hold
+  // the whole S, run the same softmax on it (the same P, maxima and sums) and multiply P by their
+  // own 256 columns of V. No FLOP is computed twice; the price is the exchange (a thread writes
+  // and reads 16 floats a tile) and the softmax done by both warpgroups.
+  static constexpr bool kColSplit = kHeadDim > 256;
+  // CTAs of a cluster that share each K / V tile by TMA multicast: two at D = 512, whose 64-row
+  // CTAs would otherwise read 1 KB of K and V a key for 64 rows (64 FLOP a byte from L2, half the
+  // 128-row kernels'). The pair takes one work item of 128 rows, CTA r its rows [64 r, 64 r + 64)
+  // (traits below: kBlockM 128), both visiting the item's key tiles; each CTA loads half of every
+  // tile's page pieces into both CTAs' stages, and a stage is refilled once the consumers of both
+  // have released it.
+  static constexpr int kClusterM = kColSplit ? 2 : 1;
+  static_assert(!kColSplit || (kKv_ == kKv16 && !kQkvFp8_), "head dim 512: 16-bit Q, K and V");
+  // Columns of Q and O a consumer warpgroup holds, and its k depth of Q K^T.
+  static constexpr int kOCols = kColSplit ? kHeadDim / 2 : kHeadDim;
   // Three consumer warpgroups (192-row M tiles) at D = 64 (16-bit and e4m3 Q/K/V): with two, a
   // warpgroup's softmax, slowed by the other's GEMMs beside it (docs/perf.md, v24), outlasts
   // those GEMMs (half as long as at D = 128 for the same 128-key softmax) and the tensor cores
@@ -130,7 +149,9 @@ struct Traits {
                 "hopper.cpp bounds rows and work items by the smallest and largest M tiles");
   static constexpr int kThreads = (kConsumerWarpgroups + kProducerWarpgroups) * kWarpgroupThreads;
   static constexpr int kLaunchRegs = kThreeConsumers ? kLaunchRegistersOfThree : kLaunchRegisters;
-  static constexpr int kBlockM = kConsumerWarpgroups * kRowsPerWarpgroup;
+  // 64-row blocks of the M tile: one a consumer warpgroup, or one shared by both (kColSplit).
+  static constexpr int kRowBlocks = kColSplit ? kClusterM : kConsumerWarpgroups;
+  static constexpr int kBlockM = kRowBlocks * kRowsPerWarpgroup;
   // Keys per tile: 128 while Q, two K and two V stages fit in 227 KB; 16-bit D = 256 halves it.
   // e4m3 Q/K/V at D = 256 keeps 128 (a 32 KB K, V^T and raw V tile, one raw stage: 224 KB): it
   // halves the per-tile costs against the FP8 GEMMs, which take half the 16-bit time (the O
@@ -142,11 +163,13 @@ struct Traits {
   // The long form of the e4m3 D = 128 kernel (kTake above): 192-key tiles. Shared memory: Q 32 KB
   // (one buffer: no Q ahead, below), K and V^T 2 x 24 KB each, the raw V 2 x 24 KB: 176 KB.
   static constexpr bool kFp8LongTile = kTake == kTakeLong;
-  static constexpr int kBlockN = kFp8LongTile ? 192 : kHeadDim <= 128 || kFp8WideTile ? 128 : 64;
+  // Head dim 512: 32 keys (K and V take 1 KB of shared memory a key each; see the plan below).
+  static constexpr int kBlockN = kFp8LongTile ? 192 : kHeadDim <= 128 || kFp8WideTile ? 128 : kColSplit ? 32 : 64;
   // Rows of a TMA box at most: the largest power of two dividing kBlockN (a tile is whole boxes).
-  static constexpr int kBoxRows = kBlockN & -kBlockN;
-  static constexpr int kLog2BoxRows = kBoxRows == 128 ? 7 : 6;
-  static_assert((1 << kLog2BoxRows) == kBoxRows, "boxes of 64 or 128 rows");
+  // A cluster's CTAs (kClusterM) each load half of a tile's boxes: at least two a tile.
+  static constexpr int kBoxRows = kClusterM > 1 ? kBlockN / kClusterM : kBlockN & -kBlockN;
+  static constexpr int kLog2BoxRows = kBoxRows == 128 ? 7 : kBoxRows == 64 ? 6 : kBoxRows == 32 ? 5 : 4;
+  static_assert((1 << kLog2BoxRows) == kBoxRows, "boxes of 16, 32, 64 or 128 rows");
   // Whether the kernel compiles the split code: not the short form, whose requests never split
   // (kLongTileMinKv <= kSplitMinKeys, run.cuh).
   static constexpr bool kSplitCode = kTake != kTakeShort;
@@ -158,14 +181,16 @@ struct Traits {
   // 757 us with it on the H200 (d64 1276 -> 1203, nvfp4.long_8k 1171 -> 1114; docs/perf.md
   // "sm90 v13"). Its long form takes it again: with 192-key tiles the walk measured fp8.long_8k
   // 717 -> 681 us at page 64 (docs/perf.md, v20).
-  static constexpr bool kSchedulerWalk = !(kQkvFp8 && kHeadDim == 128 && !kTwoTermP) || kFp8LongTile;
+  // Not the column-split kernel at D = 512 either: its static forms alone keep the library under
+  // 60 MB.
+  static constexpr bool kSchedulerWalk = (!(kQkvFp8 && kHeadDim == 128 && !kTwoTermP) || kFp8LongTile) && !kColSplit;
   // The D = 256 consumer schedule: lazy O rescaling (softmax.cuh) and Q K^T issued before the V
   // tile is waited for: +7% on d256 on the H200 (O is 128 registers a thread there). The same
   // schedule cost 15% at D = 64 (short GEMMs, so the softmax's extra branches show) and measured
   // even at D = 128, so those keep the plain schedule (docs/perf.md, v3).
   // Not with e4m3 P: lazy rescaling lets p reach 2^8, which the scaled e4m3 P (mma.cuh) cannot
   // hold.
-  static constexpr bool kLazySchedule = kHeadDim == 256 && !kQkvFp8;
+  static constexpr bool kLazySchedule = kOCols == 256 && !kQkvFp8;
   // e4m3 P is quantised as 256 p (mma.cuh). Folded into the exponent (softmax.cuh: exp2 of the
   // score less the maximum plus 8), the scale costs no multiply; measured on the H200, fp8.d64 -5%,
   // nvfp4.long_8k -2%, fp8.d256 -1%, but fp8.long_8k +1.7% and fp8out.long_8k +1.2% (the one-term
@@ -192,11 +217,13 @@ struct Traits {
                 "setmaxnreg redistributes the launch allocation only");
   // A split piece's partial per consumer warpgroup (cuda/common/split.cuh): O (D / 2 fp32 a
   // thread), a maximum and a denominator for each of a thread's two rows.
-  static constexpr int kSplitGroupFloats = (kHeadDim / 2 + 2 * 2) * kWarpgroupThreads;
+  static constexpr int kSplitGroupFloats = (kOCols / 2 + 2 * 2) * kWarpgroupThreads;
+  // Partials a work item stores: one a consumer warpgroup of each CTA of the cluster.
+  static constexpr int kSplitGroups = kConsumerWarpgroups * kClusterM;
 
   // A consumer warpgroup's Q region; it also stages the 16-bit output rows, so e4m3 Q (half of
   // it) keeps the 16-bit size.
-  static constexpr int kQWarpgroupBytes = kRowsPerWarpgroup * kHeadDim * 2;
+  static constexpr int kQWarpgroupBytes = kRowsPerWarpgroup * kOCols * 2;
   static constexpr int kKvTileBytes = kBlockN * kHeadDim * kElemBytes;  // kQkvFp8: V^T, D rows of kBlockN bytes
   static constexpr int kKvChunkBytes = kBlockN * kRowBytes;  // one column chunk of a K/V tile
   // Where the 8-row groups and column chunks of a K / V stage lie. 16-bit K / V from a 16-bit
@@ -250,7 +277,11 @@ struct Traits {
   static constexpr int kRawStages = kHeadDim <= 128 || (kQkvFp8 && !kFp8WideTile) ? 2 : 1;
   static constexpr int kSmemRawK = kSmemV + kStages * kKvTileBytes;
   static constexpr int kSmemRawV = kSmemRawK + (kKvFp8 ? kRawStages * kRawTileBytes : 0);  // kQkvFp8: V only
-  static constexpr int kSmemBarriers = kSmemRawV + kRawStages * kRawTileBytes;
+  // kColSplit: the S halves exchanged between the two consumer warpgroups, by thread: two
+  // buffers (alternate tiles) x 2 warpgroups x 128 threads x kBlockN / 2 floats (32 KB).
+  static constexpr int kXchgBytes = kColSplit ? 2 * 2 * kWarpgroupThreads * (kBlockN / 2) * 4 : 0;
+  static constexpr int kSmemXchg = kSmemRawV + kRawStages * kRawTileBytes;
+  static constexpr int kSmemBarriers = kSmemXchg + kXchgBytes;
   // full/empty for K and V per stage, V tail, (e4m3) full/empty for the raw K and V stages, and
   // (Q by TMA) one a Q region.
   static constexpr int kNumBarriers = 4 * kStages + 1 + (kKvFp8 || kQkvFp8 ? 4 * kRawStages : 0) + kQBarriers;
@@ -267,6 +298,13 @@ struct Traits {
   static constexpr int kSmemBytes = kSmemItemBarriers + kItemBarrierBytes + 1024;
   static_assert(kSmemBytes <= 227 * 1024, "shared memory of one Hopper CTA");
 };
+
+// The first of the Q / O columns consumer warpgroup c holds (Traits::kColSplit: columns 256 c on;
+// its rows: work.cuh row_block_of).
+template <class Tr>
+CTXATTN_HD constexpr int first_col_of(int c) {
+  return Tr::kColSplit ? c * Tr::kOCols : 0;
+}
 
 // The element type of both GEMMs of a 16-bit kernel: the query's, except over an e4m3 cache,
 // where everything is fp16: K and V widened exactly (every e4m3 value is an fp16 value), bf16 Q

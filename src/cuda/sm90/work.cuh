@@ -15,6 +15,17 @@
 namespace ctxattn {
 namespace sm90 {
 
+// Consumer warpgroup c's 64-row block of the work item (traits.cuh first_col_of has its columns).
+// (A CTA's rank in its cluster: the grid is one-dimensional and the clusters kClusterM x 1 x 1.)
+template <class Tr>
+__device__ __forceinline__ int cluster_rank() {
+  return Tr::kClusterM > 1 ? static_cast<int>(blockIdx.x % Tr::kClusterM) : 0;
+}
+template <class Tr>
+__device__ __forceinline__ int row_block_of(int c) {
+  return Tr::kColSplit ? cluster_rank<Tr>() : c;
+}
+
 struct Work : WorkTile {
   // kTake (traits.cuh): the items of a request the kernel's form does not take are empty.
   template <int kBlockM, bool kSplit, int kTake = kTakeAll>
