@@ -78,9 +78,10 @@ inline void expect_sm90_serves_and_matches(const ProblemSpec& spec,
   EXPECT_EQ(untouched_outside_rows(got), "");
 }
 
-// `forced` (its outputs poisoned before `dev` was made from it) refused by the Hopper kernel: UNSUPPORTED with a message that
-// names `argument`, nothing written (rows outside every request included), and AUTO answers the
-// call with the portable kernel. `dev` is left on AUTO, so a caller may run the call through it.
+// `forced` (its outputs poisoned before `dev` was made from it) refused by the Hopper kernel:
+// UNSUPPORTED with a message that names `argument`, nothing written (rows outside every request
+// included), and AUTO answers the call with the portable kernel. `dev` is left on AUTO, so a caller
+// may run the call through it.
 inline void expect_sm90_refuses(PagedProblem& forced, DeviceProblem& dev, const std::string& argument) {
   dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
   EXPECT_EQ(dev.run(), CTXATTN_STATUS_UNSUPPORTED);
