@@ -1,8 +1,10 @@
 // The Hopper (sm90a) attention kernel: orchestration only. The pieces:
 //   work.cuh      a work item: (request, KV head, packed rows), lengths made safe
 //   scheduler.cuh persistent CTAs drawing work items from a counter; the item ring
+//   walk.cuh      the items each CTA takes: the static walk or the scheduler's
 //   load.cuh      K/V by TMA (or cp.async for pages of 1-4 tokens) from the paged pool
 //                 (producer), Q by cp.async or TMA (consumers)
+//   q_item.cuh    a work item's Q into the consumer's buffer (by TMA or cp.async), ahead or not
 //   fp8_stage.cuh e4m3 raw tiles widened to fp16 (e4m3 KV) or V transposed to V^T (e4m3 Q/K/V)
 //   producer.cuh  the producer warpgroup over one work item: loads, e4m3 widening / transposing
 //   pipeline.cuh  mbarrier stages between producer and consumers, named barriers
@@ -38,61 +40,16 @@
 #include "cuda/sm90/mma.cuh"
 #include "cuda/sm90/pipeline.cuh"
 #include "cuda/sm90/producer.cuh"
+#include "cuda/sm90/q_item.cuh"
 #include "cuda/sm90/scheduler.cuh"
 #include "cuda/sm90/skip.cuh"
 #include "cuda/sm90/softmax.cuh"
 #include "cuda/sm90/traits.cuh"
+#include "cuda/sm90/walk.cuh"
 #include "cuda/sm90/work.cuh"
 
 namespace ctxattn {
 namespace sm90 {
-
-// The static walk: calls f(w, tile) for each non-empty work item of this
-// CTA, in order: items blockIdx.x, blockIdx.x + gridDim.x, ... of num_tiles. Every role walks
-// the same items. The loop's control depends on blockIdx and gridDim alone, so the compiler keeps
-// what the roles carry from item to item (pipeline stages, shared-memory addresses) in uniform
-// registers; a walk whose next index came from the metadata (find_work) moved the consumers'
-// stages and WGMMA descriptors to per-thread registers (an R2UR before every WGMMA;
-// chunk_prefix measured 4% slower).
-// A cluster of kClusterM CTAs (Traits::kClusterM) walks as one: items blockIdx.x / kClusterM, ...
-template <class Tr, bool kSplit, class F>
-__device__ __forceinline__ void for_each_item(const Params& p, const SplitPlan& plan, int num_tiles, F&& f) {
-  constexpr unsigned kCluster = Tr::kClusterM;
-  for (int tile = blockIdx.x / kCluster; tile < num_tiles; tile += gridDim.x / kCluster) {
-    const Work w = Work::make<Tr::kBlockM, kSplit, Tr::kTake>(p, plan, tile);
-    if (!w.empty()) f(w, tile);
-  }
-}
-
-// The first non-empty work item of this CTA from `tile` on (tiles tile, tile + grid, ...), or
-// tile num_tiles when none is left: the item for_each_item reaches next.
-struct FoundWork {
-  Work w;
-  int tile;
-};
-template <int kBlockM, bool kSplit, int kTake>
-__device__ __forceinline__ FoundWork find_work(const Params& p, const SplitPlan& plan, int tile, int num_tiles) {
-  FoundWork f;
-  for (; tile < num_tiles; tile += static_cast<int>(gridDim.x)) {
-    f.w = Work::make<kBlockM, kSplit, kTake>(p, plan, tile);
-    if (!f.w.empty()) break;
-  }
-  f.tile = tile < num_tiles ? tile : num_tiles;
-  return f;
-}
-
-// The scheduler's walk (run.cuh says which calls take it): calls f(w) for each item the CTA's producer
-// publishes (scheduler.cuh), in order. The item is read from its slot, released after f (the
-// producer reuses the slot two items later), so that it holds no registers across f.
-template <class Tr, class F>
-__device__ __forceinline__ void walk_items(const ItemRing<Tr>& ring, int num_tiles, F&& f) {
-  for (int j = 0;; ++j) {
-    ring.wait(j);
-    if (ring.read(j).tile >= num_tiles) break;  // the end of the walk is not released (scheduler.cuh)
-    f(ring.read(j).w);
-    ring.release(j);
-  }
-}
 
 // The P V wait (wgmma.wait_group 0) made to depend on `after`, a value the softmax has just
 // computed, so that ptxas keeps it where the source puts it instead of hoisting it to the Q K^T
@@ -105,63 +62,6 @@ __device__ __forceinline__ void wait_pv_after(float after) {
     __nanosleep(1);
   } else {
     cute::warpgroup_wait<0>();
-  }
-}
-
-// Byte offset of consumer warpgroup c's Q region in buffer `buf`, and its row table.
-template <class Tr>
-__device__ __forceinline__ int q_region(int buf, int c) {
-  return (buf * Tr::kConsumerWarpgroups + c) * Tr::kQWarpgroupBytes;
-}
-template <class Tr>
-__device__ __forceinline__ int64_t* row_table_of(char* smem, int buf, int c) {
-  return reinterpret_cast<int64_t*>(smem + Tr::kSmemRows) + (buf * Tr::kConsumerWarpgroups + c) * kRowsPerWarpgroup;
-}
-
-// Q by TMA (kQTma: Traits::kQByTma in the static walk without the split code, the kernel of
-// short requests, where a Q load is a large part of a work item: short_256 166 -> 155 us, batch_1k
-// 317 -> 307 on the H200; the other kernels measured 1-4% slower with it, d64.short_256 +3% and
-// chunk_prefix and long_8k at page 16 +1-2%, their main loops scheduled differently) and the
-// call's Q map described: a uniform choice.
-template <bool kQTma>
-__device__ __forceinline__ bool q_by_tma(const TmaMaps& maps) {
-  if constexpr (kQTma) {
-    return maps.q_tma != 0;
-  } else {
-    return false;
-  }
-}
-
-// Starts the load of work item w's Q into buffer `buf`: by TMA (one thread), or its row table
-// then cp.async; finish_item_q waits for it.
-template <class Tr, bool kQTma>
-__device__ __forceinline__ void issue_item_q(const Params& p, const TmaMaps& maps, const BarriersOf<Tr>& bars,
-                                             const Work& w, char* smem, uint32_t smem_base, int buf, int c, int t) {
-  if (q_by_tma<kQTma>(maps)) {
-    if (t == 0) {
-      release_staging(t);  // the region's last output stores have read it (epilogue.cuh)
-      cutlass::arch::fence_view_async_shared();  // after the region's generic accesses (epilogue.cuh)
-      issue_q_tma<Tr>(p, maps, w, bars.q_full(buf * Tr::kConsumerWarpgroups + c),
-                      smem + Tr::kSmemQ + q_region<Tr>(buf, c), c);
-    }
-    return;
-  }
-  int64_t* table = row_table_of<Tr>(smem, buf, c);
-  release_staging(t);  // the region's last output stores have read it (epilogue.cuh)
-  const int q_rows = fill_row_table(p, w, table, p.q_stride_token, p.q_stride_head, c, row_block_of<Tr>(c), t);
-  issue_q<Tr>(p, table, q_rows, smem_base + Tr::kSmemQ + q_region<Tr>(buf, c), t, first_col_of<Tr>(c));
-}
-
-// Waits for the Q issue_item_q started in buffer `buf` and makes it ready for WGMMA. q_phase: the
-// parities of this warpgroup's Q barriers, a bit a buffer.
-template <class Tr, bool kQTma>
-__device__ __forceinline__ void finish_item_q(const TmaMaps& maps, const BarriersOf<Tr>& bars, char* q_ptr, int buf,
-                                              int c, int t, bool negate, uint32_t& q_phase) {
-  if (q_by_tma<kQTma>(maps)) {
-    finish_q_tma<Tr>(bars.q_full(buf * Tr::kConsumerWarpgroups + c), (q_phase >> buf) & 1u, q_ptr, c, t, negate);
-    q_phase ^= 1u << buf;
-  } else {
-    finish_q<Tr>(q_ptr, c, t, negate);
   }
 }
 
@@ -492,7 +392,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
   if (writes_output) Epilogue<T, Tr>::run(p, maps, we, o, l, lse, rows, row_table, bmm2, q_ptr, consumer_index, t);
 }
 
-// kDynamic: the scheduler's walk (scheduler.cuh); otherwise the static one (for_each_item).
+// kDynamic: the scheduler's walk (scheduler.cuh); otherwise the static one (walk.cuh for_each_item).
 // kSkip: skip-softmax's vote (SkipVote) compiled in, for calls with a non-zero factor.
 template <typename T, class Tr, bool kSplit, bool kDynamic, bool kSkip>
 __global__ void __launch_bounds__(Tr::kThreads, 1)

@@ -32,7 +32,7 @@ namespace sm90 {
 
 // Calls over keys longer than kPersistentMaxKv that do not split run this scheduler where the
 // kernel's traits take it (Traits::kSchedulerWalk; run.cuh chooses). Shorter calls walk their items
-// statically (kernel.cuh for_each_item), striped over one CTA an SM: there every item is a tile or
+// statically (walk.cuh for_each_item), striped over one CTA an SM: there every item is a tile or
 // two, and the static stripes measured faster than drawing from the counter (short_256 162 against
 // 167 us on the H200), while longer calls gain from the balance and from the next item's metadata
 // loading under the current one (long_8k 855 -> 834 us, d64 1276 -> 1211; docs/perf.md
