@@ -102,6 +102,14 @@ std::map<std::string, ProblemSpec> workloads() {
     w["d256"] = s;
     s.head_dim = 512;  // Gemma-4's full-attention layers (BENCH.md d512)
     w["d512"] = s;
+    s.q_dtype = s.kv_dtype = s.out_dtype = CTXATTN_DTYPE_FLOAT16;
+    w["f16.d512"] = s;
+  }
+  // Skip-softmax's vote with a factor that skips nothing (its cost over dense: SPEC 8.2).
+  for (const char* name : {"long_8k", "d256", "d512"}) {
+    ProblemSpec s = w[name];
+    s.skip_factor = 1e-30f;
+    w[std::string("skip0.") + name] = s;
   }
   // chunk_long_tp8 (8 / 1 heads, split) at D = 64 and 256 (AUTO's choice for small pages).
   for (int d : {64, 256}) {

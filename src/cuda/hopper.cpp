@@ -3,7 +3,7 @@
 // code only; the kernels live in sm90/inst/ (compiled for sm_90a alone).
 //
 // Served: fp16 / bf16 Q with K/V of the same type or e4m3, e4m3 Q with e4m3 K/V (FP8 WGMMA);
-// head dims 64, 128, 256, and 512 for bf16 Q/K/V (the column-split kernel, sm90/traits.cuh kColSplit),
+// head dims 64, 128, 256, and 512 for fp16 / bf16 Q/K/V (the column-split kernel, sm90/traits.cuh kColSplit),
 // every page size (pages of 8+ tokens by TMA, smaller ones gathered by cp.async), every mask, sink,
 // scale, LSE and output kind of the SPEC; K/V and Q with 16-byte aligned data and strides.
 // Everything else is answered UNSUPPORTED with the reason, and AUTO then runs the portable backend
@@ -83,9 +83,10 @@ bool group_major(const Params& p, bool qkv_fp8) {
 // The head dims the sm90 backend compiles an NVFP4-KV kernel for (inst/attention_*_kv4_d*.cu).
 bool nvfp4_head_dim(int head_dim) { return head_dim == 128; }
 
-// Head dim 512: one unit, bf16 Q, K and V (inst/attention_bf16_d512.cu; Gemma-4's dtype), dense.
+// Head dim 512: 16-bit Q, K and V of one dtype (inst/attention_{bf16,f16}_d512.cu), skip-softmax
+// included; e4m3 operands run on the portable kernel.
 bool d512_served(const Params& p) {
-  return p.q_dtype == CTXATTN_DTYPE_BFLOAT16 && p.kv_dtype == CTXATTN_DTYPE_BFLOAT16 && p.skip_softmax_factor == 0.0f;
+  return (p.q_dtype == CTXATTN_DTYPE_BFLOAT16 || p.q_dtype == CTXATTN_DTYPE_FLOAT16) && p.kv_dtype == p.q_dtype;
 }
 
 // How the group-major maps number a pool's (page, KV head) pairs as one coordinate: unit = page *
@@ -290,14 +291,14 @@ Status run_elem(const Params& p, const sm90::LaunchEnv& env, const sm90::TmaMaps
       case 128: return sm90::run_attention<kElem, 128, kKv>(p, env, maps);
       case 256: return sm90::run_attention<kElem, 256, kKv>(p, env, maps);
       case 512:
-        if constexpr (kElem == sm90::Elem::kBFloat16 && kKv == sm90::kKv16) {
+        if constexpr (kElem != sm90::Elem::kE4m3 && kKv == sm90::kKv16) {
           return sm90::run_attention<kElem, 512, kKv>(p, env, maps);
         }
         break;
       default: break;
     }
   }
-  return unsupported("head_dim: the sm90 backend implements head dims 64, 128, 256 and 512 (bf16), got " +
+  return unsupported("head_dim: the sm90 backend implements head dims 64, 128, 256 and 512 (16-bit), got " +
                      std::to_string(p.head_dim));
 }
 
@@ -353,7 +354,7 @@ size_t cuda_sm90_workspace_bytes(const Params& p) {
     case 64: return split_bytes_at<64>(p, sms);
     case 128: return split_bytes_at<128>(p, sms);
     case 256: return split_bytes_at<256>(p, sms);
-    case 512:  // one kernel: bf16 Q/K/V, clusters of two CTAs an item (sm90/run.cuh launch_attention)
+    case 512:  // 16-bit Q/K/V, clusters of two CTAs an item (sm90/run.cuh launch_attention)
       return split_workspace_bytes(p, sms / sm90::Traits<512>::kClusterM, sm90::Traits<512>::kSplitGroups,
                                    sm90::Traits<512>::kSplitGroupFloats);
     default: return 0;
@@ -379,8 +380,8 @@ Status cuda_sm90_supports(const Params& p) {
                        std::to_string(p.head_dim));
   }
   if (p.head_dim == 512 && !d512_served(p)) {
-    return unsupported("head_dim: the sm90 backend runs head dim 512 for bf16 queries over a bf16 cache without "
-                       "skip-softmax (cuda_portable runs the other calls)");
+    return unsupported("head_dim: the sm90 backend runs head dim 512 for fp16 and bf16 queries over a cache of the "
+                       "query's dtype (cuda_portable runs the other calls)");
   }
   const bool q16 = p.q_dtype == CTXATTN_DTYPE_FLOAT16 || p.q_dtype == CTXATTN_DTYPE_BFLOAT16;
   const bool kv_fp8 = p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3;
@@ -402,7 +403,7 @@ Status cuda_sm90_supports(const Params& p) {
   }
   if (kv_fp4) {
     // The NVFP4 kernel (inst/attention_f16_kv4_d128.cu, e4m3 and fp16 queries: bf16 ones would
-    // need a kernel of their own, 1.9 MB of the library): TMA boxes of codes and of whole scale
+    // need a kernel of their own): TMA boxes of codes and of whole scale
     // rows, so pages of 16+ tokens (below), and scale tiles contiguous per (page, KV head) (HND).
     if (p.q_dtype == CTXATTN_DTYPE_BFLOAT16) {
       return unsupported("query: the sm90 backend runs NVFP4 KV caches under e4m3 and fp16 queries (bf16 queries run "

@@ -136,11 +136,12 @@ def test_portable_backend_runs_skip_factors_dense(device, factor):
 
 
 # The sm90 kernels' vote geometry (kernel.cuh SkipVote): each consumer warpgroup's 64 packed rows
-# x the kernel's key tile (traits.cuh kBlockN: 128, 64 for 16-bit D = 256; e4m3 Q/K/V 128 on
-# requests under 4096 keys), tiles from the last to the first. Requests stay under 8192 keys, so no
+# x the kernel's key tile (traits.cuh kBlockN: 128, 64 for 16-bit D = 256, 32 at D = 512, where both
+# warpgroups of a CTA vote on the same 64 rows and one reports; e4m3 Q/K/V 128 on requests under
+# 4096 keys), tiles from the last to the first. Requests stay under 8192 keys, so no
 # call splits (a split piece votes against its own running maximum).
 @SM90
-@pytest.mark.parametrize("head_dim,keys", [(64, 128), (128, 128), (256, 64)])
+@pytest.mark.parametrize("head_dim,keys", [(64, 128), (128, 128), (256, 64), (512, 32)])
 @pytest.mark.parametrize("factor", [1e-30, 0.5, 8.0, 200.0])
 def test_sm90_votes_as_the_rule_at_its_geometry(head_dim, keys, factor):
     case = concentrated("cuda", skip=factor, head_dim=head_dim)
@@ -154,9 +155,11 @@ def test_sm90_votes_as_the_rule_at_its_geometry(head_dim, keys, factor):
     dict(num_qo_heads=10, num_kv_heads=2), dict(window_left=300), dict(sinks="tensor"), dict(causal=False),
     dict(q_dtype=FP8, kv_dtype=FP8, head_dim=128), dict(q_dtype=FP8, kv_dtype=FP8, head_dim=256),
     dict(shared_idx=False), dict(kv_layout="NHD", page_size=64), dict(page_size=1), dict(q_dtype=torch.float16),
+    dict(head_dim=512, q_dtype=torch.float16, window_left=300, sinks="tensor"),
 ], ids=str)
 def test_sm90_with_every_feature(extra):
-    keys = 64 if extra.get("head_dim", 64) == 256 and extra.get("q_dtype") != FP8 else 128
+    head_dim = extra.get("head_dim", 64)
+    keys = 32 if head_dim == 512 else 64 if head_dim == 256 and extra.get("q_dtype") != FP8 else 128
     case = concentrated("cuda", skip=30.0, **extra)
     out, lse, stats = run(case, "cuda_sm90")
     check_against_rule(case, out, lse, stats, rows=64, keys=keys)

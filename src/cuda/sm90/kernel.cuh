@@ -132,7 +132,6 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
   constexpr bool kWaitAfterMaxima = Tr::kTwoTermP;
   constexpr bool kQTma = Tr::kQByTma && !kSplit && !kDynamic;
   constexpr bool kTurns = kPingPong && !Tr::kColSplit;
-  static_assert(!(kSkip && Tr::kColSplit), "head dim 512: no skip-softmax vote (run.cuh kernel_of)");
   constexpr int kSRegs = Mma::kSRegs;
   constexpr int kORegs = Mma::kORegs;
   constexpr int kPRegs = Mma::kPRegs;
@@ -341,7 +340,10 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
     my_turn();
     if (!kSkip || __all_sync(0xffffffffu, !skipped_last)) Mma::pv(o, prob, v_tile(v_state.stage));
     next_turn();
-    if constexpr (kSkip) vote.publish(p, t);
+    // (Both column-split warpgroups vote on the same S, so they count the same tiles: one reports.)
+    if constexpr (kSkip) {
+      if (!Tr::kColSplit || consumer_index == 0) vote.publish(p, t);
+    }
     fetch_next();  // under the last P V (S and P are dead here)
     cute::warpgroup_wait<0>();
     release(bars.empty_v(v_state.stage));

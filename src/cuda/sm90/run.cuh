@@ -35,14 +35,13 @@ struct ElemType<Elem::kE4m3> {
 // Calls with a non-zero skip factor run kernels compiled with the vote (kSkip), so that dense calls
 // run none of it; to keep the library lean those are compiled in the split-code forms only (which
 // run unsplit items as well, at the 2-4% the split branch costs short requests), and not for
-// 16-bit queries over an e4m3 cache nor at head dim 512 (cuda_sm90_supports sends those to the
-// portable kernel).
-// The column-split kernel at D = 512 has one form, the split code on the static walk (it runs
-// unsplit items too): a second would take the library past 60 MB.
+// 16-bit queries over an e4m3 cache (cuda_sm90_supports sends those to the portable kernel).
+// The column-split kernel at D = 512 has one form of each, the split code on the static walk (it
+// runs unsplit items too).
 template <typename T, class Tr, bool kSkip>
 auto* kernel_of(bool split, bool dynamic) {
   if constexpr (Tr::kColSplit) {
-    return attention_kernel<T, Tr, true, false, false>;
+    return attention_kernel<T, Tr, true, false, kSkip>;
   } else if constexpr (kSkip && !Tr::kKvFp8) {
     return dynamic ? attention_kernel<T, Tr, Tr::kSplitCode, Tr::kSchedulerWalk, true>
                    : attention_kernel<T, Tr, Tr::kSplitCode, false, true>;

@@ -181,8 +181,8 @@ struct Traits {
   // 757 us with it on the H200 (d64 1276 -> 1203, nvfp4.long_8k 1171 -> 1114; docs/perf.md
   // "sm90 v13"). Its long form takes it again: with 192-key tiles the walk measured fp8.long_8k
   // 717 -> 681 us at page 64 (docs/perf.md, v20).
-  // Not the column-split kernel at D = 512 either: its static forms alone keep the library under
-  // 60 MB.
+  // Not the column-split kernel at D = 512 either: it has the static walk alone (run.cuh kernel_of;
+  // the scheduler's walk there is unmeasured).
   static constexpr bool kSchedulerWalk = (!(kQkvFp8 && kHeadDim == 128 && !kTwoTermP) || kFp8LongTile) && !kColSplit;
   // The D = 256 consumer schedule: lazy O rescaling (softmax.cuh) and Q K^T issued before the V
   // tile is waited for: +7% on d256 on the H200 (O is 128 registers a thread there). The same
