@@ -105,12 +105,6 @@ std::map<std::string, ProblemSpec> workloads() {
     s.q_dtype = s.kv_dtype = s.out_dtype = CTXATTN_DTYPE_FLOAT16;
     w["f16.d512"] = s;
   }
-  // Skip-softmax's vote with a factor that skips nothing (its cost over dense: SPEC 8.2).
-  for (const char* name : {"long_8k", "d256", "d512"}) {
-    ProblemSpec s = w[name];
-    s.skip_factor = 1e-30f;
-    w[std::string("skip0.") + name] = s;
-  }
   // chunk_long_tp8 (8 / 1 heads, split) at D = 64 and 256 (AUTO's choice for small pages).
   for (int d : {64, 256}) {
     ProblemSpec s = w["chunk_long_tp8"];
@@ -148,6 +142,8 @@ std::map<std::string, ProblemSpec> workloads() {
     s.kv_dtype = CTXATTN_DTYPE_NVFP4;
     s.kv_layout = CTXATTN_KV_LAYOUT_HND;
     w[std::string("fp4kv.") + name] = s;
+    s.q_dtype = CTXATTN_DTYPE_BFLOAT16;
+    w[std::string("fp4kvb.") + name] = s;
   }
   // Sliding windows of 127, 255 and 511 keys on each kernel family (AUTO's choice of backend for
   // short windows, core/dispatch.cpp).
@@ -157,6 +153,12 @@ std::map<std::string, ProblemSpec> workloads() {
       s.window_left = window;
       w["swa" + std::to_string(window) + "." + name] = s;
     }
+  }
+  // Skip-softmax's vote with a factor that skips nothing (its cost over dense: SPEC 8.2).
+  for (const char* name : {"long_8k", "d256", "d512", "kv8.long_8k", "kv8.d256", "fp4kv.long_8k"}) {
+    ProblemSpec s = w[name];
+    s.skip_factor = 1e-30f;
+    w[std::string("skip0.") + name] = s;
   }
   return w;
 }

@@ -2,7 +2,8 @@
 // its TMA loads read, and the dispatch to the instantiation of (element type, head dim). Host
 // code only; the kernels live in sm90/inst/ (compiled for sm_90a alone).
 //
-// Served: fp16 / bf16 Q with K/V of the same type or e4m3, e4m3 Q with e4m3 K/V (FP8 WGMMA);
+// Served: fp16 / bf16 Q with K/V of the same type or e4m3, e4m3 Q with e4m3 K/V (FP8 WGMMA), and
+// at D = 128 e4m3 / fp16 / bf16 Q over NVFP4 K/V (HND scales, pages of 16+);
 // head dims 64, 128, 256, and 512 for fp16 / bf16 Q/K/V (the column-split kernel, sm90/traits.cuh kColSplit),
 // every page size (pages of 8+ tokens by TMA, smaller ones gathered by cp.async), every mask, sink,
 // scale, LSE and output kind of the SPEC; K/V and Q with 16-byte aligned data and strides.
@@ -394,21 +395,10 @@ Status cuda_sm90_supports(const Params& p) {
     return unsupported("kv_cache: the sm90 backend implements fp16 and bf16 queries over KV of the same dtype, e4m3 "
                        "or NVFP4, and e4m3 queries over e4m3 or NVFP4");
   }
-  // Skip-softmax's vote is compiled into the kernels of a cache of the query's dtype (run.cuh
-  // kernel_of); a 16-bit query over an e4m3 cache, and every query over an NVFP4 one, run such
-  // calls on the portable kernel.
-  if (p.skip_softmax_factor != 0.0f && ((kv_fp8 && !fp8_mma(p)) || kv_fp4)) {
-    return unsupported("skip_softmax_threshold_scale_factor: the sm90 backend votes over caches of the query's dtype "
-                       "(e4m3 queries over e4m3); other calls run on cuda_portable");
-  }
   if (kv_fp4) {
-    // The NVFP4 kernel (inst/attention_f16_kv4_d128.cu, e4m3 and fp16 queries: bf16 ones would
-    // need a kernel of their own): TMA boxes of codes and of whole scale
-    // rows, so pages of 16+ tokens (below), and scale tiles contiguous per (page, KV head) (HND).
-    if (p.q_dtype == CTXATTN_DTYPE_BFLOAT16) {
-      return unsupported("query: the sm90 backend runs NVFP4 KV caches under e4m3 and fp16 queries (bf16 queries run "
-                         "on cuda_portable)");
-    }
+    // The NVFP4 kernels (inst/attention_{f16,bf16}_kv4_d128.cu; e4m3 queries on the fp16 one): TMA
+    // boxes of codes and of whole scale rows, so pages of 16+ tokens (below), and scale tiles
+    // contiguous per (page, KV head) (HND).
     if (!nvfp4_head_dim(p.head_dim)) {
       return unsupported("head_dim: the sm90 backend implements NVFP4 KV caches at head dim 128, got " +
                          std::to_string(p.head_dim) + " (cuda_portable runs it)");
@@ -521,7 +511,10 @@ Status cuda_sm90_run(const Params& p) {
     return bf16 ? run_elem<sm90::Elem::kBFloat16, sm90::kKvE4m3>(p, env, maps)
                 : run_elem<sm90::Elem::kFloat16, sm90::kKvE4m3>(p, env, maps);
   }
-  if (p.kv_dtype == CTXATTN_DTYPE_NVFP4) return run_elem<sm90::Elem::kFloat16, sm90::kKvNvfp4>(p, env, maps);
+  if (p.kv_dtype == CTXATTN_DTYPE_NVFP4) {
+    return bf16 ? run_elem<sm90::Elem::kBFloat16, sm90::kKvNvfp4>(p, env, maps)
+                : run_elem<sm90::Elem::kFloat16, sm90::kKvNvfp4>(p, env, maps);
+  }
   return bf16 ? run_elem<sm90::Elem::kBFloat16, sm90::kKv16>(p, env, maps)
               : run_elem<sm90::Elem::kFloat16, sm90::kKv16>(p, env, maps);
 #endif

@@ -145,10 +145,10 @@ def test_same_bits_as_the_dequantized_16bit_cache(device):
 @SM90
 @pytest.mark.parametrize("q_dtype,kv_layout,page_size,backend", [
     (FP8, "HND", 16, "cuda_sm90"), (torch.float16, "HND", 64, "cuda_sm90"),
-    (torch.bfloat16, "HND", 16, "cuda_portable"), (FP8, "NHD", 16, "cuda_portable"), (FP8, "HND", 8, "cuda_portable")])
+    (torch.bfloat16, "HND", 32, "cuda_sm90"), (FP8, "NHD", 16, "cuda_portable"), (FP8, "HND", 8, "cuda_portable")])
 def test_auto_runs_nvfp4_where_the_sm90_kernel_serves_it(q_dtype, kv_layout, page_size, backend):
-    """AUTO's choice over NVFP4 caches on an sm90 GPU (the Hopper kernel: e4m3 / fp16 queries at
-    D = 128 with HND scales and pages of 16+; the portable kernel otherwise), and the result against
+    """AUTO's choice over NVFP4 caches on an sm90 GPU (the Hopper kernel: e4m3 / fp16 / bf16 queries
+    at D = 128 with HND scales and pages of 16+; the portable kernel otherwise), and the result against
     the float64 reference either way."""
     case = make_case("cuda", q_dtype=q_dtype, kv_dtype="nvfp4", head_dim=128, page_size=page_size,
                      kv_layout=kv_layout, q_lens=(33, 1, 70), prefix_lens=(200, 0, 9), num_qo_heads=8,

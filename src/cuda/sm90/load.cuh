@@ -472,7 +472,7 @@ __device__ __forceinline__ void finish_q_tma(uint64_t* bar, uint32_t parity, cha
   warpgroup_sync(consumer);
 }
 
-// bf16 queries over an e4m3 cache (whose kernel computes in fp16, traits.cuh MmaElem): after the
+// bf16 queries over an e4m3 or NVFP4 cache (whose kernels compute in fp16, traits.cuh MmaElem): after the
 // copy, each row is converted to fp16 in place, multiplied by 2^shift, a power of two of its own:
 // its largest finite |element| lands in [2^14, 2^15), under fp16's 65504. Every element from 2^-31
 // of that largest up keeps its value exactly (bf16's 8 significant bits fit fp16's subnormals
@@ -540,8 +540,8 @@ __device__ void finish_q_bf16_as_f16(char* q_ptr, int consumer, int t, bool nega
 }
 
 // Q of a work item, start to finish. factor: what the scores of this thread's two accumulator rows
-// must be multiplied by, left as it is except for bf16 queries over an e4m3 cache (above). The fp16
-// kernel over an e4m3 cache also serves e4m3 queries, widened as they are copied (synchronous
+// must be multiplied by, left as it is except for bf16 queries over an e4m3 or NVFP4 cache (above).
+// The fp16 kernel over an e4m3 cache also serves e4m3 queries, widened as they are copied (synchronous
 // loads).
 template <typename T, class Tr>
 __device__ void load_q(const Params& p, const int64_t* rows, int valid_rows, uint32_t q_tile, char* q_ptr,

@@ -34,15 +34,14 @@ struct ElemType<Elem::kE4m3> {
 // ...> likewise for traits without the split code (which never split).
 // Calls with a non-zero skip factor run kernels compiled with the vote (kSkip), so that dense calls
 // run none of it; to keep the library lean those are compiled in the split-code forms only (which
-// run unsplit items as well, at the 2-4% the split branch costs short requests), and not for
-// 16-bit queries over an e4m3 cache (cuda_sm90_supports sends those to the portable kernel).
+// run unsplit items as well, at the 2-4% the split branch costs short requests).
 // The column-split kernel at D = 512 has one form of each, the split code on the static walk (it
 // runs unsplit items too).
 template <typename T, class Tr, bool kSkip>
 auto* kernel_of(bool split, bool dynamic) {
   if constexpr (Tr::kColSplit) {
     return attention_kernel<T, Tr, true, false, kSkip>;
-  } else if constexpr (kSkip && !Tr::kKvFp8) {
+  } else if constexpr (kSkip) {
     return dynamic ? attention_kernel<T, Tr, Tr::kSplitCode, Tr::kSchedulerWalk, true>
                    : attention_kernel<T, Tr, Tr::kSplitCode, false, true>;
   } else {
