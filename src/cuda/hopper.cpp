@@ -3,7 +3,7 @@
 // code only; the kernels live in sm90/inst/ (compiled for sm_90a alone).
 //
 // Served: fp16 / bf16 Q with K/V of the same type or e4m3, e4m3 Q with e4m3 K/V (FP8 WGMMA), and
-// at D = 128 e4m3 / fp16 / bf16 Q over NVFP4 K/V (HND scales, pages of 16+);
+// at D = 128 and 256 e4m3 / fp16 / bf16 Q over NVFP4 K/V (HND scales, pages of 2048 / D tokens or more);
 // head dims 64, 128, 256, and 512 for fp16 / bf16 Q/K/V (the column-split kernel, sm90/traits.cuh kColSplit),
 // every page size (pages of 8+ tokens by TMA, smaller ones gathered by cp.async), every mask, sink,
 // scale, LSE and output kind of the SPEC; K/V and Q with 16-byte aligned data and strides.
@@ -82,7 +82,7 @@ bool group_major(const Params& p, bool qkv_fp8) {
 }
 
 // The head dims the sm90 backend compiles an NVFP4-KV kernel for (inst/attention_*_kv4_d*.cu).
-bool nvfp4_head_dim(int head_dim) { return head_dim == 128; }
+bool nvfp4_head_dim(int head_dim) { return head_dim == 128 || head_dim == 256; }
 
 // Head dim 512: 16-bit Q, K and V of one dtype (inst/attention_{bf16,f16}_d512.cu), skip-softmax
 // included; e4m3 operands run on the portable kernel.
@@ -285,7 +285,8 @@ constexpr int kLongBoxRows = sm90::Traits<128, false, true, false, sm90::kTakeLo
 template <sm90::Elem kElem, int kKv>
 Status run_elem(const Params& p, const sm90::LaunchEnv& env, const sm90::TmaMaps& maps) {
   if constexpr (kKv == sm90::kKvNvfp4) {
-    if (nvfp4_head_dim(p.head_dim)) return sm90::run_attention<kElem, 128, kKv>(p, env, maps);
+    if (p.head_dim == 128) return sm90::run_attention<kElem, 128, kKv>(p, env, maps);
+    if (p.head_dim == 256) return sm90::run_attention<kElem, 256, kKv>(p, env, maps);
   } else {
     switch (p.head_dim) {
       case 64: return sm90::run_attention<kElem, 64, kKv>(p, env, maps);
@@ -396,11 +397,11 @@ Status cuda_sm90_supports(const Params& p) {
                        "or NVFP4, and e4m3 queries over e4m3 or NVFP4");
   }
   if (kv_fp4) {
-    // The NVFP4 kernels (inst/attention_{f16,bf16}_kv4_d128.cu; e4m3 queries on the fp16 one): TMA
-    // boxes of codes and of whole scale rows, so pages of 16+ tokens (below), and scale tiles
-    // contiguous per (page, KV head) (HND).
+    // The NVFP4 kernels (inst/attention_{f16,bf16}_kv4_d{128,256}.cu; e4m3 queries on the fp16
+    // ones): TMA boxes of codes and of whole scale rows, so pages of 2048 / D tokens or more
+    // (below), and scale tiles contiguous per (page, KV head) (HND).
     if (!nvfp4_head_dim(p.head_dim)) {
-      return unsupported("head_dim: the sm90 backend implements NVFP4 KV caches at head dim 128, got " +
+      return unsupported("head_dim: the sm90 backend implements NVFP4 KV caches at head dims 128 and 256, got " +
                          std::to_string(p.head_dim) + " (cuda_portable runs it)");
     }
     // A page piece's scales land at piece x rows x D / 16 bytes in the raw stage, and a TMA box's

@@ -44,11 +44,12 @@ TEST(CudaSm90, EveryNvfp4CodeAndScaleDecodesExactly) {
 }
 
 // NVFP4 KV on the Hopper kernel against the CPU reference (SPEC 8.1 tolerances): e4m3, fp16 and
-// bf16 queries, every output kind, pages of 16 to 128, the three cache forms, separate K / V page
+// bf16 queries, head dims 128 and 256 (where a widener thread's rows step by 6, across V's 4-token
+// scale groups), every output kind, pages of 16 to 128, the three cache forms, separate K / V page
 // ids, sinks, a window, LSE, NaN-poisoned spare pages and unused scale bytes; AUTO picks the Hopper
 // kernel; a request of 9000 keys over one KV head splits. NHD scales (tiles not contiguous) and
-// pages of 8 tokens (TMA destinations of scales 64-byte aligned) are refused by name and left to
-// the portable kernel.
+// pages under 2048 / D tokens (TMA destinations of scales under 128-byte aligned) are refused by
+// name and left to the portable kernel.
 TEST(CudaSm90, Nvfp4KvMatchesTheReference) {
   if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
   int served = 0;
@@ -63,6 +64,7 @@ TEST(CudaSm90, Nvfp4KvMatchesTheReference) {
     spec.out_dtype = outs[i % 4];
     spec.kv_layout = CTXATTN_KV_LAYOUT_HND;
     spec.page_size = pages[i % 4];
+    if (i % 3 == 1) spec.head_dim = 256;
     vary_features(spec, i);
     if (i == 11) {  // one KV head, few rows, 9000 keys: split-KV
       spec.num_qo_heads = 4;
@@ -75,15 +77,16 @@ TEST(CudaSm90, Nvfp4KvMatchesTheReference) {
     ++served;
   }
   EXPECT_EQ(served, 12);
-  const char* names[] = {"NHD scales", "pages of 8"};
-  const char* arguments[] = {"kv_cache_sf", "page_size"};
-  for (int refused = 0; refused < 2; ++refused) {
+  const char* names[] = {"NHD scales", "pages of 8", "pages of 4 at D = 256"};
+  const char* arguments[] = {"kv_cache_sf", "page_size", "page_size"};
+  for (int refused = 0; refused < 3; ++refused) {
     ProblemSpec spec = base_spec();
+    if (refused == 2) spec.head_dim = 256;
     spec.q_dtype = CTXATTN_DTYPE_FLOAT8_E4M3;
     spec.kv_dtype = CTXATTN_DTYPE_NVFP4;
     spec.out_dtype = CTXATTN_DTYPE_BFLOAT16;
     spec.kv_layout = refused == 0 ? CTXATTN_KV_LAYOUT_NHD : CTXATTN_KV_LAYOUT_HND;
-    spec.page_size = refused == 1 ? 8 : 16;
+    spec.page_size = refused == 1 ? 8 : refused == 2 ? 4 : 16;
     SCOPED_TRACE(names[refused]);
     PagedProblem forced(spec);
     forced.poison_outputs();

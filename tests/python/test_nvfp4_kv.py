@@ -143,14 +143,16 @@ def test_same_bits_as_the_dequantized_16bit_cache(device):
 
 
 @SM90
-@pytest.mark.parametrize("q_dtype,kv_layout,page_size,backend", [
-    (FP8, "HND", 16, "cuda_sm90"), (torch.float16, "HND", 64, "cuda_sm90"),
-    (torch.bfloat16, "HND", 32, "cuda_sm90"), (FP8, "NHD", 16, "cuda_portable"), (FP8, "HND", 8, "cuda_portable")])
-def test_auto_runs_nvfp4_where_the_sm90_kernel_serves_it(q_dtype, kv_layout, page_size, backend):
-    """AUTO's choice over NVFP4 caches on an sm90 GPU (the Hopper kernel: e4m3 / fp16 / bf16 queries
-    at D = 128 with HND scales and pages of 16+; the portable kernel otherwise), and the result against
-    the float64 reference either way."""
-    case = make_case("cuda", q_dtype=q_dtype, kv_dtype="nvfp4", head_dim=128, page_size=page_size,
+@pytest.mark.parametrize("q_dtype,kv_layout,page_size,head_dim,backend", [
+    (FP8, "HND", 16, 128, "cuda_sm90"), (torch.float16, "HND", 64, 128, "cuda_sm90"),
+    (torch.bfloat16, "HND", 32, 128, "cuda_sm90"), (FP8, "HND", 8, 256, "cuda_sm90"),
+    (torch.bfloat16, "HND", 16, 256, "cuda_sm90"), (FP8, "NHD", 16, 128, "cuda_portable"),
+    (FP8, "HND", 8, 128, "cuda_portable"), (FP8, "HND", 4, 256, "cuda_portable"), (FP8, "HND", 64, 64, "cuda_portable")])
+def test_auto_runs_nvfp4_where_the_sm90_kernel_serves_it(q_dtype, kv_layout, page_size, head_dim, backend):
+    """AUTO's choice over NVFP4 caches on an sm90 GPU (the Hopper kernels: e4m3 / fp16 / bf16 queries
+    at D = 128 and 256 with HND scales and pages of 2048 / D tokens or more; the portable kernel
+    otherwise), and the result against the float64 reference either way."""
+    case = make_case("cuda", q_dtype=q_dtype, kv_dtype="nvfp4", head_dim=head_dim, page_size=page_size,
                      kv_layout=kv_layout, q_lens=(33, 1, 70), prefix_lens=(200, 0, 9), num_qo_heads=8,
                      num_kv_heads=2, seed=11)
     assert ctxattn.selected_backend(*case.args(), **case.kwargs) == backend

@@ -172,7 +172,7 @@ def test_sm90_with_every_feature(extra):
 @pytest.mark.parametrize("q_dtype,kv_dtype,head_dim,keys", [
     (torch.float16, FP8, 64, 128), (torch.bfloat16, FP8, 128, 128), (torch.float16, FP8, 128, 128),
     (torch.bfloat16, FP8, 256, 64), (FP8, "nvfp4", 128, 128), (torch.float16, "nvfp4", 128, 128),
-    (torch.bfloat16, "nvfp4", 128, 128),
+    (torch.bfloat16, "nvfp4", 128, 128), (FP8, "nvfp4", 256, 64),
 ], ids=str)
 @pytest.mark.parametrize("factor", [1e-30, "skips"])
 def test_sm90_votes_over_widened_caches(q_dtype, kv_dtype, head_dim, keys, factor):

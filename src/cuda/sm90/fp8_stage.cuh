@@ -173,15 +173,17 @@ __device__ __forceinline__ void e2m1x8_scaled_2m14(uint32_t w, uint32_t scale, u
 // elements, one block scale: 8 code bytes in, 32 bytes out, so a thread takes the units and
 // destinations KvWidener's thread would (first_unit, the same swizzle and bank reasoning). kV: the
 // scales are V's, interleaved by 4 tokens (SPEC 8.1): block s of token t at (t / 4) * 4 S + 4 s +
-// t % 4 (S = D / 16), K's at t S + s; as a thread's rows step by a multiple of 4, both advance by
-// kRowStep x S a step. Rows at and past valid_rows are written as zeros (codes and scale 0).
+// t % 4 (S = D / 16), K's at t S + s. A thread's rows step by kRowStep (8 at D = 128, 6 at
+// D = 256): V's scale of step s is that of step s % kScalePeriod plus (s - s % kScalePeriod) x
+// kRowStep x S, kScalePeriod steps being a whole number of 4-token groups (K's: period 1). Rows
+// at and past valid_rows are written as zeros (codes and scale 0).
 template <class Tr>
 struct Nvfp4Widener {
   using Map = KvWidener<Tr>;
   static constexpr int kUnitsPerRow = Tr::kHeadDim / 16;
   static constexpr int kS = Tr::kRawScaleRowBytes;
   static_assert(kUnitsPerRow == Map::kUnitsPerRow && kS == kUnitsPerRow, "a unit a block scale");
-  static_assert(Map::kRowStep % 4 == 0, "a thread's rows keep their place in V's 4-token scale groups");
+  static constexpr int kScalePeriod = Map::kRowStep % 4 == 0 ? 1 : Map::kRowStep % 2 == 0 ? 2 : 4;
   static constexpr int kInFlight = 4;
 
   template <bool kV>
@@ -190,8 +192,14 @@ struct Nvfp4Widener {
     const int row0 = first.x, unit = first.y;
     const int col = unit * 16;
     const uint32_t codes = sm80::smem_addr(raw) + row0 * (Tr::kHeadDim / 2) + unit * 8;
-    const int scale_at = kV ? (row0 / 4) * 4 * kS + 4 * unit + row0 % 4 : row0 * kS + unit;
-    const uint32_t scales = sm80::smem_addr(raw) + Tr::kRawScaleOffset + scale_at;
+    // The scale of the unit in row row0 + k * kRowStep, less k * kRowStep rows of scales.
+    uint32_t scales[kV ? kScalePeriod : 1];
+#pragma unroll
+    for (int k = 0; k < (kV ? kScalePeriod : 1); ++k) {
+      const int row = row0 + k * Map::kRowStep;
+      const int scale_at = kV ? (row / 4) * 4 * kS + 4 * unit + row % 4 : row * kS + unit;
+      scales[k] = sm80::smem_addr(raw) + Tr::kRawScaleOffset + scale_at - k * Map::kRowStep * kS;
+    }
     const uint32_t dst = sm80::smem_addr(stage);
     uint32_t dst_lo[Map::kPeriod], dst_hi[Map::kPeriod];
 #pragma unroll
@@ -213,7 +221,9 @@ struct Nvfp4Widener {
           asm volatile("ld.shared.v2.u32 {%0, %1}, [%2];\n"
                        : "=r"(x[i].x), "=r"(x[i].y)
                        : "r"(codes + s * Map::kRowStep * (Tr::kHeadDim / 2)));
-          asm volatile("ld.shared.u8 %0, [%1];\n" : "=r"(sf[i]) : "r"(scales + s * Map::kRowStep * kS));
+          asm volatile("ld.shared.u8 %0, [%1];\n"
+                       : "=r"(sf[i])
+                       : "r"(scales[kV ? s % kScalePeriod : 0] + s * Map::kRowStep * kS));
         }
       }
 #pragma unroll
