@@ -4,9 +4,11 @@ kernel images in it by kind and architecture (SASS ELF for an sm_XY, PTX for a c
 the bytes each kind takes in the file (as stored, fatbinary compresses PTX) and unpacked. No GPU
 and no CUDA toolkit needed; `cuobjdump --list-elf / --list-ptx LIB` lists the same images by name.
 
-    python3 bench/library_size.py [build/libctxattn.so] [--images]
+    python3 bench/library_size.py [build/libctxattn.so] [--images] [--max-bytes N]
 
 --images adds one line an image (its source file, kind, architecture, stored and unpacked bytes).
+--max-bytes: exit with status 1 when the file is larger than N bytes (the build's size goal, a
+ctest of CUDA builds).
 """
 import argparse
 import collections
@@ -64,9 +66,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("library", nargs="?", default="build/libctxattn.so")
     ap.add_argument("--images", action="store_true")
+    ap.add_argument("--max-bytes", type=int, default=None)
     args = ap.parse_args()
     path = os.path.realpath(args.library)
     data = open(path, "rb").read()
+    if args.max_bytes is not None and len(data) > args.max_bytes:
+        print(f"{path}: {len(data):,} bytes, over the goal of {args.max_bytes:,}")
+        return 1
     fatbin = section(data, ".nv_fatbin")
     print(f"{path}: {len(data):,} bytes")
     if fatbin is None:
