@@ -49,6 +49,10 @@ def find_cuobjdump(explicit):
 
 KERNEL = re.compile(
     r"attention_kernelI\d*(\w+?)NS0_6TraitsILi(\d+)ELb(\d)ELb(\d)ELb(\d)E(?:Li(\d)E)?EELb(\d)ELb(\d)E")
+# Today's traits: <D, KV form (0 16-bit, 1 e4m3, 2 NVFP4), e4m3 Q/K/V, two-term P, take> and the
+# kernel's <split, dynamic, skip>.
+KERNEL_NOW = re.compile(
+    r"attention_kernelI\d*(\w+?)NS0_6TraitsILi(\d+)ELi(\d)ELb(\d)ELb(\d)ELi(\d)EEELb(\d)ELb(\d)ELb(\d)E")
 
 
 def label(name):
@@ -56,9 +60,16 @@ def label(name):
     named. The short form of a two-form kernel (Traits kTake 1) is labelled as the kernel that takes
     every request, so that it pairs with a build without the two forms; the long form (kTake 2,
     192-key tiles) gets " 192"."""
+    m = KERNEL_NOW.search(name)
+    if m:
+        elem, dim, kv, qkv8, two, take, split, dynamic, skip = m.groups()
+        flags = {"1": " kv8", "2": " kv4"}.get(kv, "")
+        flags += "".join(f" {f}" for f, on in (("qkv8", qkv8), ("2term", two)) if on == "1")
+        flags += {"1": " short", "2": " 192"}.get(take, "")
+        return f"{elem} D={dim}{flags} split={split} dynamic={dynamic} skip={skip}"
     m = KERNEL.search(name)
     if not m:
-        return name[-60:]
+        return name  # whole: a tail can be shared by kernels of different traits
     elem, dim, kv8, qkv8, two, take, split, dynamic = m.groups()
     flags = "".join(f" {f}" for f, on in (("kv8", kv8), ("qkv8", qkv8), ("2term", two)) if on == "1")
     if take == "2":
