@@ -136,7 +136,8 @@ std::map<std::string, ProblemSpec> workloads() {
     s.o_sf_scale = 1.0f;
     w[std::string("fp8out.") + name] = s;
   }
-  // e4m3 queries over an NVFP4 cache (SPEC 8.1; bf16 output), HND: the harness's nvfp4_kv rows.
+  // e4m3 queries over an NVFP4 cache (SPEC 8.1; bf16 output), HND: the harness's nvfp4_kv rows;
+  // fp4kvb: the same under bf16 queries.
   for (const char* name : {"long_8k", "batch_1k", "chunk_long_tp8", "d256"}) {
     ProblemSpec s = w[std::string("fp8.") + name];
     s.kv_dtype = CTXATTN_DTYPE_NVFP4;

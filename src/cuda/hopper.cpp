@@ -270,6 +270,9 @@ int box_rows_for(const Params& p, bool qkv_fp8) {
                     sm90::Traits<64, false, true, true>::kBoxRows == sm90::Traits<64>::kBoxRows &&
                     sm90::Traits<128, false, true, true>::kBoxRows == sm90::Traits<128>::kBoxRows,
                 "one box height a head dim below 256 (but the long form's)");
+  static_assert(sm90::Traits<128, sm90::kKvNvfp4>::kBoxRows == sm90::Traits<128>::kBoxRows &&
+                    sm90::Traits<256, sm90::kKvNvfp4>::kBoxRows == sm90::Traits<256>::kBoxRows,
+                "the NVFP4 kernels take the 16-bit kernels' boxes");
   switch (p.head_dim) {
     case 64: return sm90::Traits<64>::kBoxRows;
     case 128: return sm90::Traits<128>::kBoxRows;
@@ -320,10 +323,13 @@ size_t split_bytes_at(const Params& p, int sms) {
   using Tr = sm90::Traits<kD>;
   using KvFp8 = sm90::Traits<kD, true>;
   using QkvFp8 = sm90::Traits<kD, false, true>;
+  using KvFp4 = sm90::Traits<kD, sm90::kKvNvfp4>;
   static_assert(KvFp8::kConsumerWarpgroups <= Tr::kConsumerWarpgroups &&
                     QkvFp8::kConsumerWarpgroups <= Tr::kConsumerWarpgroups &&
+                    KvFp4::kConsumerWarpgroups <= Tr::kConsumerWarpgroups &&
                     KvFp8::kSplitGroupFloats == Tr::kSplitGroupFloats &&
-                    QkvFp8::kSplitGroupFloats == Tr::kSplitGroupFloats,
+                    QkvFp8::kSplitGroupFloats == Tr::kSplitGroupFloats &&
+                    KvFp4::kSplitGroupFloats == Tr::kSplitGroupFloats,
                 "the workspace covers every kernel of the head dim");
   return split_workspace_bytes(p, sms, Tr::kConsumerWarpgroups, Tr::kSplitGroupFloats);
 }
