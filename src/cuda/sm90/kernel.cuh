@@ -492,7 +492,14 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
     }
   } else {
     cutlass::arch::warpgroup_reg_alloc<Tr::kConsumerRegs>();
-    const int consumer_index = warpgroup - 1;
+    // e4m3 Q/K/V at D = 256: broadcast from lane 0, so that the compiler knows it is the same in
+    // the whole warp; the shared-memory addresses made from it (the warpgroup's Q region) then live
+    // in uniform registers, which leaves the consumers' tile loop without spills (7 local loads a
+    // tile -> 1): fp8.d256 595-599 -> 580-581 us at page 64, 651 -> 640 at page 16 on the H100
+    // (docs/perf.md, v40). The same broadcast in the D = 512 kernel, with its WGMMA descriptors
+    // stepped in uniform registers (loop 615 -> 523 instructions), measured no faster (v39).
+    constexpr bool kUniformIndex = Tr::kQkvFp8 && Tr::kHeadDim == 256;
+    const int consumer_index = kUniformIndex ? __shfl_sync(0xffffffffu, warpgroup - 1, 0) : warpgroup - 1;
     const int t = tid % kWarpgroupThreads;
     PipeState k_state, v_state;
     int buf = 0;  // Q ahead: the Q buffer of the current item
