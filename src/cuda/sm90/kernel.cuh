@@ -492,17 +492,8 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
     }
   } else {
     cutlass::arch::warpgroup_reg_alloc<Tr::kConsumerRegs>();
-    // Broadcast from lane 0, so that the compiler knows it is the same in the whole warp: the
-    // shared-memory addresses made from it (the warpgroup's Q region) then live in uniform
-    // registers, which leaves these kernels' consumer tile loops without spills. The e4m3 Q/K/V
-    // kernel at D = 256 (local loads 7 -> 1 a tile): fp8.d256 595-599 -> 580-581 us at page 64,
-    // 651 -> 640 at page 16; the 16-bit D = 64 kernels on the scheduler's walk (5-9 -> 0): d64
-    // 1067-1078 -> 1049-1050 us at page 64, 1141-1151 -> 1123-1126 at page 16 (H100, v40, v41).
-    // Not elsewhere: the 16-bit and widening kernels at D = 256 lose their spills too but measured
-    // 3-6% slower (d256 731 -> 777 us, kv8.d256 1051 -> 1086), the D = 64 static split kernel
-    // spills more with it (6 -> 19), and the D = 512 kernel with uniform descriptors was flat (v39).
-    constexpr bool kUniformIndex = (Tr::kQkvFp8 && Tr::kHeadDim == 256) ||
-                                   (Tr::kHeadDim == 64 && kDynamic && !Tr::kKvFp8 && !Tr::kQkvFp8);
+    // (traits.cuh uniform_consumer_index: where a warp-uniform index measured faster)
+    constexpr bool kUniformIndex = Tr::uniform_consumer_index(kDynamic);
     const int consumer_index = kUniformIndex ? __shfl_sync(0xffffffffu, warpgroup - 1, 0) : warpgroup - 1;
     const int t = tid % kWarpgroupThreads;
     PipeState k_state, v_state;

@@ -198,6 +198,19 @@ struct Traits {
   // form without Q ahead measured flat at page 64 and +5% at page 16 folded (docs/perf.md, v22).
   static constexpr bool kFoldPScale = kQkvFp8 && (kHeadDim != 128 || kTwoTermP);
   static constexpr int kChunks = kHeadDim < kChunkElems ? 1 : kHeadDim / kChunkElems;
+  // Whether the kernel (on the scheduler's walk: dynamic) broadcasts its consumer warpgroup index
+  // from lane 0 (kernel.cuh), so that the compiler knows it is warp-uniform: the shared-memory
+  // addresses made from it (the warpgroup's Q region) then live in uniform registers, which leaves
+  // these kernels' consumer tile loops without spills. The e4m3 Q/K/V kernel at D = 256 (local
+  // loads 7 -> 1 a tile): fp8.d256 595-599 -> 580-581 us at page 64, 651 -> 640 at page 16; the
+  // 16-bit D = 64 kernels on the scheduler's walk (5-9 -> 0): d64 1067-1078 -> 1049-1050 us at page
+  // 64, 1141-1151 -> 1123-1126 at page 16 (H100; docs/perf.md, v40, v41). Not elsewhere: the
+  // 16-bit and widening kernels at D = 256 lose their spills too but measured 3-6% slower (d256
+  // 731 -> 777 us, kv8.d256 1051 -> 1086), the D = 64 static split kernel spills more with it
+  // (6 -> 19), and the D = 512 kernel with uniform descriptors was flat (v39).
+  static constexpr bool uniform_consumer_index(bool dynamic) {
+    return (kQkvFp8 && kHeadDim == 256) || (kHeadDim == 64 && dynamic && !kKvFp8 && !kQkvFp8);
+  }
   // e4m3 KV: the producer warpgroup's warps 1-3 widen the raw tiles. setmaxnreg moves registers
   // inside the CTA's launch allocation (384 x 168 = 64512; 240 for the consumers would wait
   // forever): 128 * 40 + 256 * 232. At 224 the consumers' main loop spilled once the epilogue's
