@@ -193,10 +193,10 @@ struct Traits {
   static constexpr bool kLazySchedule = kOCols == 256 && !kQkvFp8;
   // e4m3 P is quantised as 256 p (mma.cuh). Folded into the exponent (softmax.cuh: exp2 of the
   // score less the maximum plus 8), the scale costs no multiply; measured on the H200, fp8.d64 -5%,
-  // nvfp4.long_8k -2%, fp8.d256 -1%, but fp8.long_8k +1.7% and fp8out.long_8k +1.2% (the one-term
-  // D = 128 kernel, whose schedule came out worse), so that kernel keeps the multiply. Its long
-  // form without Q ahead measured flat at page 64 and +5% at page 16 folded (docs/perf.md, v22).
-  static constexpr bool kFoldPScale = kQkvFp8 && (kHeadDim != 128 || kTwoTermP);
+  // nvfp4.long_8k -2%, fp8.d256 -1%, but +1.7% on the one-term D = 128 kernel's short form, whose
+  // schedule came out worse, so that form keeps the multiply. The long form (192-key tiles) folds:
+  // H100, fp8.long_8k and fp8out.long_8k -5% at page 64, flat at page 16 (docs/perf.md, v43).
+  static constexpr bool kFoldPScale = kQkvFp8 && (kHeadDim != 128 || kTwoTermP || kFp8LongTile);
   static constexpr int kChunks = kHeadDim < kChunkElems ? 1 : kHeadDim / kChunkElems;
   // Whether the kernel (on the scheduler's walk: dynamic) broadcasts its consumer warpgroup index
   // from lane 0 (kernel.cuh), so that the compiler knows it is warp-uniform: the shared-memory
