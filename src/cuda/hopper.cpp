@@ -4,7 +4,8 @@
 //
 // Served: fp16 / bf16 Q with K/V of the same type or e4m3, e4m3 Q with e4m3 K/V (FP8 WGMMA), and
 // at D = 128 and 256 e4m3 / fp16 / bf16 Q over NVFP4 K/V (HND scales, pages of 2048 / D tokens or more);
-// head dims 64, 128, 256, and 512 for fp16 / bf16 Q/K/V (the column-split kernel, sm90/traits.cuh kColSplit),
+// head dims 64, 128, 256, and 512 (the column-split kernel, sm90/traits.cuh kColSplit: fp16 / bf16 Q over
+// K/V of their type or e4m3, e4m3 Q over e4m3 K/V widened to fp16),
 // every page size (pages of 8+ tokens by TMA, smaller ones gathered by cp.async), every mask, sink,
 // scale, LSE and output kind of the SPEC; K/V and Q with 16-byte aligned data and strides.
 // Everything else is answered UNSUPPORTED with the reason, and AUTO then runs the portable backend
@@ -12,6 +13,7 @@
 #include <cuda.h>
 #include <stdint.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -70,6 +72,7 @@ Status encode_fn(EncodeTiled* fn) {
 // widened as it is copied in).
 bool fp8_mma(const Params& p) {
   if (p.q_dtype != CTXATTN_DTYPE_FLOAT8_E4M3 || p.kv_dtype != CTXATTN_DTYPE_FLOAT8_E4M3) return false;
+  if (p.head_dim == 512) return false;  // the FP8 kernels stop at D = 256 (WGMMA N): d512_served
   const char* env = std::getenv("CTXATTN_SM90_FP8_MMA");
   return env == nullptr || env[0] != '0';
 }
@@ -84,10 +87,13 @@ bool group_major(const Params& p, bool qkv_fp8) {
 // The head dims the sm90 backend compiles an NVFP4-KV kernel for (inst/attention_*_kv4_d*.cu).
 bool nvfp4_head_dim(int head_dim) { return head_dim == 128 || head_dim == 256; }
 
-// Head dim 512: 16-bit Q, K and V of one dtype (inst/attention_{bf16,f16}_d512.cu), skip-softmax
-// included; e4m3 operands run on the portable kernel.
+// Head dim 512 (the column-split kernels, skip-softmax included): 16-bit Q, K and V of one dtype
+// (inst/attention_{bf16,f16}_d512.cu), and 16-bit or e4m3 Q over an e4m3 cache, widened to fp16
+// (inst/attention_{bf16,f16}_kv8_d512.cu; e4m3 Q on the fp16 one). NVFP4 caches run on the portable kernel.
 bool d512_served(const Params& p) {
-  return (p.q_dtype == CTXATTN_DTYPE_BFLOAT16 || p.q_dtype == CTXATTN_DTYPE_FLOAT16) && p.kv_dtype == p.q_dtype;
+  const bool q16 = p.q_dtype == CTXATTN_DTYPE_BFLOAT16 || p.q_dtype == CTXATTN_DTYPE_FLOAT16;
+  if (p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) return q16 || p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3;
+  return q16 && p.kv_dtype == p.q_dtype;
 }
 
 // How the group-major maps number a pool's (page, KV head) pairs as one coordinate: unit = page *
@@ -124,9 +130,13 @@ Status make_pool_map(const Params& p, bool qkv_fp8, const void* base, int64_t st
   const bool fp4 = p.kv_dtype == CTXATTN_DTYPE_NVFP4;
   const bool raw = (p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 && !qkv_fp8) || fp4;  // the wideners' raw rows
   const int64_t elem = raw || qkv_fp8 ? 1 : 2;
-  const int64_t row_elems = fp4 ? p.head_dim / 2 : p.head_dim;
+  // A box is at most 256 elements wide: raw rows of 512 bytes (e4m3 at D = 512) as 256 16-bit
+  // elements (strides stay in bytes; the bytes land as they are).
+  const bool raw_pairs = raw && !fp4 && p.head_dim > 256;
+  const int64_t row_elems = fp4 ? p.head_dim / 2 : raw_pairs ? p.head_dim / 2 : p.head_dim;
   const cuuint32_t rows = static_cast<cuuint32_t>(p.page_size < box_rows ? p.page_size : box_rows);
-  const CUtensorMapDataType type = raw || qkv_fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+  const CUtensorMapDataType type = raw_pairs         ? CU_TENSOR_MAP_DATA_TYPE_UINT16
+                                   : raw || qkv_fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                                    : p.kv_dtype == CTXATTN_DTYPE_BFLOAT16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
@@ -276,7 +286,9 @@ int box_rows_for(const Params& p, bool qkv_fp8) {
   switch (p.head_dim) {
     case 64: return sm90::Traits<64>::kBoxRows;
     case 128: return sm90::Traits<128>::kBoxRows;
-    case 512: return sm90::Traits<512>::kBoxRows;
+    case 512:
+      return p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 ? sm90::Traits<512, sm90::kKvE4m3>::kBoxRows
+                                                     : sm90::Traits<512>::kBoxRows;
     default:
       if (!qkv_fp8) return sm90::Traits<256>::kBoxRows;
       return p.out_dtype == CTXATTN_DTYPE_NVFP4 ? sm90::Traits<256, false, true, true>::kBoxRows
@@ -296,14 +308,14 @@ Status run_elem(const Params& p, const sm90::LaunchEnv& env, const sm90::TmaMaps
       case 128: return sm90::run_attention<kElem, 128, kKv>(p, env, maps);
       case 256: return sm90::run_attention<kElem, 256, kKv>(p, env, maps);
       case 512:
-        if constexpr (kElem != sm90::Elem::kE4m3 && kKv == sm90::kKv16) {
+        if constexpr (kElem != sm90::Elem::kE4m3 && kKv != sm90::kKvNvfp4) {
           return sm90::run_attention<kElem, 512, kKv>(p, env, maps);
         }
         break;
       default: break;
     }
   }
-  return unsupported("head_dim: the sm90 backend implements head dims 64, 128, 256 and 512 (16-bit), got " +
+  return unsupported("head_dim: the sm90 backend implements head dims 64, 128, 256 and 512, got " +
                      std::to_string(p.head_dim));
 }
 
@@ -362,9 +374,12 @@ size_t cuda_sm90_workspace_bytes(const Params& p) {
     case 64: return split_bytes_at<64>(p, sms);
     case 128: return split_bytes_at<128>(p, sms);
     case 256: return split_bytes_at<256>(p, sms);
-    case 512:  // 16-bit Q/K/V, clusters of two CTAs an item (sm90/run.cuh launch_attention)
-      return split_workspace_bytes(p, sms / sm90::Traits<512>::kClusterM, sm90::Traits<512>::kSplitGroups,
-                                   sm90::Traits<512>::kSplitGroupFloats);
+    case 512: {  // 16-bit Q/K/V: clusters of two CTAs an item (sm90/run.cuh launch_attention); an e4m3 cache: one
+      using Tr = sm90::Traits<512>;
+      using KvFp8 = sm90::Traits<512, sm90::kKvE4m3>;
+      return std::max(split_workspace_bytes(p, sms / Tr::kClusterM, Tr::kSplitGroups, Tr::kSplitGroupFloats),
+                      split_workspace_bytes(p, sms / KvFp8::kClusterM, KvFp8::kSplitGroups, KvFp8::kSplitGroupFloats));
+    }
     default: return 0;
   }
 #endif
@@ -389,7 +404,7 @@ Status cuda_sm90_supports(const Params& p) {
   }
   if (p.head_dim == 512 && !d512_served(p)) {
     return unsupported("head_dim: the sm90 backend runs head dim 512 for fp16 and bf16 queries over a cache of the "
-                       "query's dtype (cuda_portable runs the other calls)");
+                       "query's dtype or e4m3, and e4m3 queries over e4m3 (cuda_portable runs the other calls)");
   }
   const bool q16 = p.q_dtype == CTXATTN_DTYPE_FLOAT16 || p.q_dtype == CTXATTN_DTYPE_BFLOAT16;
   const bool kv_fp8 = p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3;
@@ -457,9 +472,11 @@ Status cuda_sm90_supports(const Params& p) {
   // M tiles of two or three consumer warpgroups (traits.cuh): the largest bounds the rows a CTA
   // addresses, the smallest the number of work items.
   constexpr int64_t kMaxBlockM = sm90::kMaxConsumerWarpgroups * sm90::kRowsPerWarpgroup;
-  // (Head dim 512's M tile is one 64-row block, its two warpgroups splitting the columns.)
-  const int64_t min_block_m = p.head_dim == 512 ? sm90::Traits<512>::kBlockM
-                                                : sm90::kMinConsumerWarpgroups * sm90::kRowsPerWarpgroup;
+  // (Head dim 512's M tile: a 64-row block a CTA, its two warpgroups splitting the columns; a
+  // cluster of two over a 16-bit cache.)
+  const int64_t min_block_m = p.head_dim != 512 ? sm90::kMinConsumerWarpgroups * sm90::kRowsPerWarpgroup
+                              : kv_fp8          ? sm90::Traits<512, sm90::kKvE4m3>::kBlockM
+                                                : sm90::Traits<512>::kBlockM;
   // A warpgroup addresses packed rows (query row * G + head) up to a block past the CTA's first.
   if (p.num_tokens * p.num_qo_heads > INT32_MAX - 2 * kMaxBlockM) {
     return unsupported("query: num_tokens * num_qo_heads must stay below " +

@@ -114,14 +114,14 @@ TEST(CudaSm90, E4m3QueriesAndKvMatchTheReference) {
 }
 
 // bf16 queries over an e4m3 cache run on fp16 WGMMA, Q converted with a power of two of each row
-// (load.cuh): rows from 2^-60 to 2^20 times N(0, 1), mixed in every warp's 16 rows, must each keep
+// (load.cuh; at D = 512 a power of two of each row's half: kernel.cuh exchange_s): rows from 2^-60 to 2^20 times N(0, 1), mixed in every warp's 16 rows, must each keep
 // their own precision (a 2^20 row overflows fp16 unscaled), and an infinity and a NaN must stay in
 // their rows (cuda_harness.h query_magnitude_differences). The range stops at 2^20: rows of 2^40
 // and more give NaN on every sm90 kernel, the 16-bit ones too (scores past ~2^24:
 // docs/perf.md, v11).
 TEST(CudaSm90, Bf16QueriesOfEveryMagnitudeOverAnE4m3Cache) {
   if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
-  for (int head_dim : {64, 128, 256}) {
+  for (int head_dim : {64, 128, 256, 512}) {
     ProblemSpec spec = base_spec();
     spec.head_dim = head_dim;
     spec.out_dtype = CTXATTN_DTYPE_BFLOAT16;

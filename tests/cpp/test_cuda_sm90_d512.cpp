@@ -13,45 +13,50 @@
 namespace ctxattn_test {
 namespace {
 
-// bf16 and fp16 Q/K/V at D = 512 against the CPU reference (outputs NaN-poisoned, spare pages too): pages
-// of 1 to 128 tokens (gathered below 8), group sizes 1, 4, 5 and 8, bf16 / e4m3 / nvfp4 outputs
-// (each warpgroup encodes its 256 columns and their block scales), HND and NHD, the three cache
-// forms, separate K / V page ids, sinks, a window, LSE (written by one warpgroup), a negative
-// scale, scales by pointer, a request of 9000 keys over one KV head (split-KV: each warpgroup
-// merges its own columns), 1024 rows of one request, skip-softmax's vote with a factor that skips
-// nothing (the vote's rule at its geometry: tests/python/test_skip_softmax.py); AUTO picks the
-// Hopper kernel for each.
-TEST(CudaSm90, HeadDim512MatchesTheReference) {
-  if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
+// Case i of the D = 512 sweeps: pages of 1 to 128 tokens (gathered below 8), group sizes 1, 4, 5
+// and 8, HND and NHD, the cache forms, separate K / V page ids, sinks, a window and a non-causal
+// case (vary_features), a negative scale, scales by pointer, a request of 9000 keys over one KV
+// head (split-KV: each warpgroup merges its own columns), 1024 rows of one request, skip-softmax's
+// vote with a factor that skips nothing (the vote's rule at its geometry:
+// tests/python/test_skip_softmax.py).
+void vary_d512(ProblemSpec& spec, int i) {
   const int32_t pages[] = {16, 64, 8, 128, 32, 1, 4, 2};
   const int32_t heads[][2] = {{8, 2}, {5, 1}, {8, 1}, {4, 4}};
+  spec.page_size = pages[i % 8];
+  spec.num_qo_heads = heads[i % 4][0];
+  spec.num_kv_heads = heads[i % 4][1];
+  spec.kv_layout = i % 2 == 0 ? CTXATTN_KV_LAYOUT_HND : CTXATTN_KV_LAYOUT_NHD;
+  vary_features(spec, i);
+  spec.bmm1_scale = i == 9 ? -0.03f : 0.0f;
+  spec.scale_pointers = i == 10;
+  spec.bmm2_scale = i == 10 ? 0.75f : 1.0f;
+  if (i == 11) {  // one KV head, few rows, 9000 keys: split-KV
+    spec.num_qo_heads = 4;
+    spec.num_kv_heads = 1;
+    spec.q_lens = {40};
+    spec.kv_lens = {9000};
+  }
+  if (i == 12) {  // one long request: 16 M tiles of a KV head, 32 key tiles on the diagonal's far side
+    spec.num_qo_heads = 8;
+    spec.num_kv_heads = 1;
+    spec.q_lens = {1024};
+    spec.kv_lens = {1024};
+  }
+  if (i % 5 == 3) spec.skip_factor = 1e-30f;
+}
+
+// bf16 and fp16 Q/K/V at D = 512 against the CPU reference (outputs NaN-poisoned, spare pages
+// too), bf16 / e4m3 / nvfp4 outputs (each warpgroup encodes its 256 columns and their block
+// scales), LSE (written by one warpgroup), over vary_d512's cases; AUTO picks the Hopper kernel.
+TEST(CudaSm90, HeadDim512MatchesTheReference) {
+  if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
   const ctxattn_dtype_t outs[] = {CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_NVFP4};
   constexpr int kCases = 14;
   int served = 0;
   for (int i = 0; i < kCases; ++i) {
     const ctxattn_dtype_t elem = (i / 2) % 2 == 0 ? CTXATTN_DTYPE_BFLOAT16 : CTXATTN_DTYPE_FLOAT16;
     ProblemSpec spec = typed_spec(512, elem, elem, outs[i % 3]);
-    spec.page_size = pages[i % 8];
-    spec.num_qo_heads = heads[i % 4][0];
-    spec.num_kv_heads = heads[i % 4][1];
-    spec.kv_layout = i % 2 == 0 ? CTXATTN_KV_LAYOUT_HND : CTXATTN_KV_LAYOUT_NHD;
-    vary_features(spec, i);
-    spec.bmm1_scale = i == 9 ? -0.03f : 0.0f;
-    spec.scale_pointers = i == 10;
-    spec.bmm2_scale = i == 10 ? 0.75f : 1.0f;
-    if (i == 11) {  // one KV head, few rows, 9000 keys: split-KV
-      spec.num_qo_heads = 4;
-      spec.num_kv_heads = 1;
-      spec.q_lens = {40};
-      spec.kv_lens = {9000};
-    }
-    if (i == 12) {  // one long request: 16 M tiles of a KV head, 32 key tiles on the diagonal's far side
-      spec.num_qo_heads = 8;
-      spec.num_kv_heads = 1;
-      spec.q_lens = {1024};
-      spec.kv_lens = {1024};
-    }
-    if (i % 5 == 3) spec.skip_factor = 1e-30f;
+    vary_d512(spec, i);
     SCOPED_TRACE("case " + std::to_string(i) + ", page size " + std::to_string(spec.page_size));
     expect_sm90_serves_and_matches(spec);
     ++served;
@@ -59,21 +64,51 @@ TEST(CudaSm90, HeadDim512MatchesTheReference) {
   EXPECT_EQ(served, kCases);
 }
 
-// What the head dim 512 kernel leaves to the portable one (e4m3 operands, 16-bit queries over an
-// e4m3 cache): refused by name when forced, answered by AUTO on cuda_portable. (bf16 queries over
-// an e4m3 cache at D = 512 run on the CPU backend alone.)
+// 16-bit and e4m3 queries over an e4m3 cache at D = 512 (the column-split kernel on fp16 stages the
+// widener warps fill: traits.cuh kColSplitFp8; e4m3 queries widened as they are copied, bf16 ones
+// converted with a power of two of each row and half: kernel.cuh exchange_s) against the CPU
+// reference, bf16 / e4m3 / fp16 / nvfp4 outputs, over vary_d512's cases; AUTO picks the Hopper
+// kernel.
+TEST(CudaSm90, HeadDim512OverAnE4m3Cache) {
+  if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
+  const ctxattn_dtype_t queries[] = {CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3};
+  const ctxattn_dtype_t outs[] = {CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT16,
+                                  CTXATTN_DTYPE_NVFP4};
+  constexpr int kCases = 13;
+  int served = 0;
+  for (int i = 0; i < kCases; ++i) {
+    ProblemSpec spec = typed_spec(512, queries[i % 3], CTXATTN_DTYPE_FLOAT8_E4M3, outs[i % 4]);
+    vary_d512(spec, i);
+    SCOPED_TRACE("case " + std::to_string(i) + ", page size " + std::to_string(spec.page_size));
+    expect_sm90_serves_and_matches(spec);
+    ++served;
+  }
+  EXPECT_EQ(served, kCases);
+}
+
+// NVFP4 caches at D = 512 (no kernel on either GPU backend; the CPU backend runs them): refused
+// by name when forced, output untouched, and AUTO does not pick the Hopper kernel.
 TEST(CudaSm90, HeadDim512RefusesWhatItDoesNotServe) {
   if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
-  const char* names[] = {"e4m3 Q/K/V", "fp16 over e4m3"};
+  const char* names[] = {"e4m3 over NVFP4", "bf16 over NVFP4"};
   for (int refused = 0; refused < 2; ++refused) {
-    const ctxattn_dtype_t q = refused == 0 ? CTXATTN_DTYPE_FLOAT8_E4M3 : CTXATTN_DTYPE_FLOAT16;
-    ProblemSpec spec = typed_spec(512, q, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_BFLOAT16);
+    const ctxattn_dtype_t q = refused == 0 ? CTXATTN_DTYPE_FLOAT8_E4M3 : CTXATTN_DTYPE_BFLOAT16;
+    ProblemSpec spec = typed_spec(512, q, CTXATTN_DTYPE_NVFP4, CTXATTN_DTYPE_BFLOAT16);
     SCOPED_TRACE(names[refused]);
     PagedProblem forced(spec);
     forced.poison_outputs();
     DeviceProblem dev(forced);
     ASSERT_TRUE(dev.ok());
-    expect_sm90_refuses(forced, dev, "head_dim");
+    dev.args.backend = CTXATTN_BACKEND_CUDA_SM90;
+    EXPECT_EQ(dev.run(), CTXATTN_STATUS_UNSUPPORTED);
+    const std::string message = ctxattn_last_error();
+    EXPECT_NE(message.find("head_dim"), std::string::npos) << message;
+    ASSERT_TRUE(dev.download());
+    for (uint8_t byte : forced.out) ASSERT_EQ(byte, 0xFF) << "a refused call wrote its output";
+    dev.args.backend = CTXATTN_BACKEND_AUTO;
+    ctxattn_backend_t chosen = CTXATTN_BACKEND_AUTO;
+    const ctxattn_status_t st = ctxattn_select_backend(&dev.args, &chosen);
+    EXPECT_TRUE(st != CTXATTN_STATUS_OK || chosen != CTXATTN_BACKEND_CUDA_SM90);
   }
 }
 

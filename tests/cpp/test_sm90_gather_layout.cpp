@@ -35,6 +35,7 @@ std::vector<Stage> stages() {
       {"e4m3 KV D = 64 (raw)", {gather::kRaw, 64, 0, 0}, 128},
       {"e4m3 KV D = 128 (raw)", {gather::kRaw, 128, 0, 0}, 128},
       {"e4m3 KV D = 256 (raw)", {gather::kRaw, 256, 0, 0}, 64},
+      {"e4m3 KV D = 512 (raw, column split)", {gather::kRaw, 512, 0, 0}, 32},
       {"e4m3 Q/K/V D = 64", {gather::kSwizzle64, 64, 0, 0}, 128},
       {"e4m3 Q/K/V D = 128", {gather::kSwizzle128, 128, 1024, 128 * 128}, 128},
       {"e4m3 Q/K/V D = 128, long form", {gather::kSwizzle128, 128, 1024, 192 * 128}, 192},

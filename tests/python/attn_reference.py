@@ -334,14 +334,19 @@ def gpu_refusal(case):
     """The argument a CUDA call of `case` is refused for (NotImplementedError naming it) by the
     GPU backends today, or None. NVFP4 caches run on the sm90 kernel (e4m3 / fp16 queries, D = 128,
     HND, pages of 16+) or the portable one (AUTO chooses), and skip-softmax factors run on the sm90
-    kernels, elsewhere dense; head dims the GPU kernels lack are refused."""
+    kernels, elsewhere dense; head dims the GPU kernels lack are refused, and at D = 512 NVFP4
+    caches and (but on Hopper) bf16 queries over e4m3."""
     if case.query.device.type != "cuda":
         return None
     if case.query.shape[2] not in GPU_HEAD_DIMS:
         return "head_dim"
     kv = case.kv_cache[0] if isinstance(case.kv_cache, tuple) else case.kv_cache
     if case.query.shape[2] == 512 and (kv.dtype == torch.uint8 or (kv.dtype == FP8 and case.query.dtype == torch.bfloat16)):
-        return "kv_cache"  # the portable kernel of head dim 512 is built for the dtypes FlashInfer serves there
+        # The portable kernel of head dim 512 is built for the dtypes FlashInfer serves there; on
+        # Hopper the sm90 kernel runs bf16 queries over an e4m3 cache too.
+        if kv.dtype == FP8 and torch.cuda.get_device_capability(case.query.device) == (9, 0):
+            return None
+        return "kv_cache"
     return None
 
 

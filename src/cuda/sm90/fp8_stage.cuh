@@ -55,10 +55,13 @@ __device__ __forceinline__ uint2 widen_e4m3x4(uint32_t four) {
 // chunks; 8 units of one row would store their halves to slots {0, 2, 4, 6} of two chunks (a
 // 2-way conflict). So a group of 8 threads takes units 0-3 of one row and units 4-7 of the next
 // (loads: bytes 0-63 and 64-127 of two rows; stores: both slot sets), and the next group the
-// other two halves of the same two rows.
+// other two halves of the same two rows. At D = 512 (32 units a row) two warps widen, a step
+// two rows, and the third only arrives with them (stage_from_raw): three warps would step three
+// rows, which breaks the row pairs.
 template <class Tr>
 struct KvWidener {
-  static constexpr int kThreadsWidening = kWidenerWarps * 32;
+  static constexpr int kThreadsWidening = Tr::kHeadDim == 512 ? 64 : kWidenerWarps * 32;
+  static_assert(kThreadsWidening <= kWidenerWarps * 32, "the widener warps");
   static constexpr int kUnitsPerRow = Tr::kHeadDim / 16;  // 16 e4m3 values a unit
   static_assert(kThreadsWidening % kUnitsPerRow == 0, "a thread keeps its column unit");
   static constexpr int kRowStep = kThreadsWidening / kUnitsPerRow;
@@ -89,6 +92,7 @@ struct KvWidener {
   // build with the whole-tile path there (and the one-pass Q conversion, finish_q_bf16_as_f16)
   // measured kv8.d256 1026 -> 1054 us.
   __device__ static void widen(const char* raw, char* stage, int valid_rows, int u) {
+    if (kThreadsWidening < kWidenerWarps * 32 && u >= kThreadsWidening) return;
     if (Tr::kHeadDim <= 128 && valid_rows >= Tr::kBlockN) {
       widen_rows<true>(raw, stage, Tr::kBlockN, u);
     } else {

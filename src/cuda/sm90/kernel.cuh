@@ -77,6 +77,19 @@ __device__ __forceinline__ void thread_rows(const Params& p, const Work& w, int 
   }
 }
 
+// Multiplies an accumulator (S or O) by a factor of each of the thread's two rows: for each
+// 8-column block, x[4j], x[4j + 1] lie in the first row, x[4j + 2], x[4j + 3] in the second.
+template <int kRegs>
+__device__ __forceinline__ void scale_rows(float (&x)[kRegs], const float (&factor)[2]) {
+#pragma unroll
+  for (int j = 0; j < kRegs / 4; ++j) {
+    x[4 * j] *= factor[0];
+    x[4 * j + 1] *= factor[0];
+    x[4 * j + 2] *= factor[1];
+    x[4 * j + 3] *= factor[1];
+  }
+}
+
 // Traits::kColSplit: adds the other consumer warpgroup's half of S to this one's. Both warpgroups'
 // accumulators cover the same 64 rows and keys, thread for thread, so thread t of each holds the
 // same elements: it writes its kSRegs floats to its side of buffer `parity` (float4s, thread-
@@ -84,8 +97,13 @@ __device__ __forceinline__ void thread_rows(const Params& p, const Work& w, int 
 // thread adds the other side's floats. Both sums are bit-identical (one addition, commutative), so
 // both warpgroups compute the same softmax. Buffers alternate by tile: a thread writes buffer b
 // again only after the next exchange's barrier, which its partner reaches after reading b.
-template <class Tr, int kSRegs>
-__device__ __forceinline__ void exchange_s(float (&s)[kSRegs], char* smem, int consumer, int t, uint32_t& parity) {
+// kScaled (bf16 queries over an e4m3 cache): each warpgroup's half of Q was stored times a power of
+// two of each row's own (load.cuh finish_q_bf16_as_f16), so each half is first multiplied by the
+// thread's two rows' factors (exactly).
+template <class Tr, bool kScaled = false, int kSRegs>
+__device__ __forceinline__ void exchange_s(float (&s)[kSRegs], char* smem, int consumer, int t, uint32_t& parity,
+                                           const float (&factor)[2]) {
+  if constexpr (kScaled) scale_rows(s, factor);
   constexpr int kVecs = kSRegs / 4;
   static_assert(Tr::kXchgBytes == 2 * 2 * kVecs * kWarpgroupThreads * 16, "traits.cuh kSmemXchg");
   float4* buf = reinterpret_cast<float4*>(smem + Tr::kSmemXchg) + parity * (2 * kVecs * kWarpgroupThreads);
@@ -147,6 +165,10 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
   const bool negate_q = bmm1 < 0.0f;
   const float scale_log2 = fmaxf(fabsf(bmm1) * kLog2e, FLT_MIN);
   float row_scale[2] = {scale_log2, scale_log2};
+  // The column-split kernel over an e4m3 cache with bf16 queries: each warpgroup's half of S is
+  // scaled by its own rows' factors before the exchange (exchange_s), the softmax by scale_log2.
+  constexpr bool kScaledHalves = Tr::kColSplit && Tr::kKvFp8 && !std::is_same<T, __half>::value;
+  float half_factor[2] = {1.0f, 1.0f};
 
   // This thread's rows, their query rows and sinks. A split piece leaves the sink to the merge,
   // which adds it once.
@@ -185,7 +207,10 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
                                       row_block_of<Tr>(consumer_index), t);
     float factor[2] = {1.0f, 1.0f};
     load_q<T, Tr>(p, row_table, q_rows, q_tile, q_ptr, consumer_index, t, negate_q, factor);
-    if constexpr (Tr::kKvFp8 && !std::is_same<T, __half>::value) {
+    if constexpr (kScaledHalves) {
+      half_factor[0] = factor[0];
+      half_factor[1] = factor[1];
+    } else if constexpr (Tr::kKvFp8 && !std::is_same<T, __half>::value) {
       row_scale[0] = fmaxf(fabsf(bmm1) * kLog2e * factor[0], FLT_MIN);
       row_scale[1] = fmaxf(fabsf(bmm1) * kLog2e * factor[1], FLT_MIN);
     }
@@ -246,7 +271,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
     cute::warpgroup_wait<0>();
     release(bars.empty_k(k_state.stage));
     k_state.advance(Tr::kStages);
-    if constexpr (Tr::kColSplit) exchange_s<Tr>(s, smem, consumer_index, t, xchg_parity);
+    if constexpr (Tr::kColSplit) exchange_s<Tr, kScaledHalves>(s, smem, consumer_index, t, xchg_parity, half_factor);
     if (band.needs_mask<Tr::kBlockN>(n_max)) apply_mask<Tr::kBlockN>(s, band, n_max, lane, tokens);
     SkipVote vote;
     bool skipped_last = false;  // the tile whose P V is the next to issue was skipped
@@ -261,15 +286,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
     }
     Mma::to_operand(s, prob);
 
-    auto rescale_o = [&] {
-#pragma unroll
-      for (int j = 0; j < kORegs / 4; ++j) {
-        o[4 * j] *= correction[0];
-        o[4 * j + 1] *= correction[0];
-        o[4 * j + 2] *= correction[1];
-        o[4 * j + 3] *= correction[1];
-      }
-    };
+    auto rescale_o = [&] { scale_rows(o, correction); };
     for (int n = n_max - 1; n >= n_min; --n) {
       wait_barrier(bars.full_k(k_state.stage), k_state.phase);
       if constexpr (!Tr::kLazySchedule || kTurns) wait_barrier(bars.full_v(v_state.stage), v_state.phase);
@@ -291,7 +308,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
       cute::warpgroup_wait<1>();  // S(n) has landed; P(n+1) V(n+1) may still run
       release(bars.empty_k(k_state.stage));
       k_state.advance(Tr::kStages);
-      if constexpr (Tr::kColSplit) exchange_s<Tr>(s, smem, consumer_index, t, xchg_parity);
+      if constexpr (Tr::kColSplit) exchange_s<Tr, kScaledHalves>(s, smem, consumer_index, t, xchg_parity, half_factor);
       if (band.needs_mask<Tr::kBlockN>(n)) apply_mask<Tr::kBlockN>(s, band, n, lane, tokens);
       if constexpr (kSkip) {
         // The vote, then the softmax of a kept tile; a skipped one changes nothing (correction 1,

@@ -336,13 +336,15 @@ __device__ __forceinline__ int fill_row_table(const Params& p, const Work& w, in
 
 // e4m3 queries (served by the fp16 kernel over an e4m3 cache): each thread loads 16 codes of a
 // row, widens them exactly to fp16 and stores two swizzled 16-byte units; rows past the request
-// are zeros. Negation flips the fp16 sign bits.
+// are zeros. Negation flips the fp16 sign bits. Tr::kColSplit: the warpgroup's kOCols columns from
+// first_col on.
 template <class Tr>
-__device__ void load_q_e4m3(const Params& p, const int64_t* rows, int valid_rows, char* q_ptr, int t, bool negate) {
-  constexpr int kUnitsPerRow = Tr::kHeadDim / 16;  // 16 codes a unit
+__device__ void load_q_e4m3(const Params& p, const int64_t* rows, int valid_rows, char* q_ptr, int t, bool negate,
+                            int first_col = 0) {
+  constexpr int kUnitsPerRow = Tr::kOCols / 16;  // 16 codes a unit
   constexpr int kRowsPerPass = kWarpgroupThreads / kUnitsPerRow;
   const int col = (t % kUnitsPerRow) * 16;
-  const uint8_t* q = static_cast<const uint8_t*>(p.q);
+  const uint8_t* q = static_cast<const uint8_t*>(p.q) + first_col;
   const uint32_t sign = negate ? 0x80008000u : 0u;
 #pragma unroll 1
   for (int pass = 0; pass < kRowsPerWarpgroup / kRowsPerPass; ++pass) {
@@ -484,9 +486,11 @@ __device__ __forceinline__ void finish_q_tma(uint64_t* bar, uint32_t parity, cha
 // accumulator's rows): lane l half of row l % 16's units, lanes l and l ^ 16 together. Sets
 // factor[i] to 2^-shift of this thread's accumulator rows lane / 4 and lane / 4 + 8: the factor the
 // scores of that row must be multiplied by.
+// Tr::kColSplit: the warpgroup's kOCols columns, with a factor of their own (the caller scales its
+// half of S by it before the exchange).
 template <class Tr>
 __device__ void finish_q_bf16_as_f16(char* q_ptr, int consumer, int t, bool negate, float (&factor)[2]) {
-  constexpr int kUnits = Tr::kHeadDim / 8 / 2;  // 16-byte units a lane: half a row
+  constexpr int kUnits = Tr::kOCols / 8 / 2;  // 16-byte units a lane: half a row
   asm volatile("cp.async.wait_group 0;\n" ::: "memory");
   warpgroup_sync(consumer);  // every thread's copies have landed
   const int lane = t % 32, row = (t / 32) * 16 + lane % 16;
@@ -546,10 +550,9 @@ __device__ void finish_q_bf16_as_f16(char* q_ptr, int consumer, int t, bool nega
 template <typename T, class Tr>
 __device__ void load_q(const Params& p, const int64_t* rows, int valid_rows, uint32_t q_tile, char* q_ptr,
                        int consumer, int t, bool negate, float (&factor)[2]) {
-  static_assert(!Tr::kColSplit || !Tr::kKvFp8, "head dim 512: 16-bit Q and KV");
   if constexpr (Tr::kKvFp8 && std::is_same<T, __half>::value) {
     if (p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) {
-      load_q_e4m3<Tr>(p, rows, valid_rows, q_ptr, t, negate);
+      load_q_e4m3<Tr>(p, rows, valid_rows, q_ptr, t, negate, first_col_of<Tr>(consumer));
       cutlass::arch::fence_view_async_shared();  // Q is read by WGMMA (async proxy)
       warpgroup_sync(consumer);
       return;

@@ -117,15 +117,17 @@ struct Traits {
   // the whole S, run the same softmax on it (the same P, maxima and sums) and multiply P by their
   // own 256 columns of V. No FLOP is computed twice; the price is the exchange (a thread writes
   // and reads 16 floats a tile) and the softmax done by both warpgroups.
+  // Over an e4m3 cache (kKvFp8) the same, on the widened fp16 stages.
   static constexpr bool kColSplit = kHeadDim > 256;
   // CTAs of a cluster that share each K / V tile by TMA multicast: two at D = 512, whose 64-row
   // CTAs would otherwise read 1 KB of K and V a key for 64 rows (64 FLOP a byte from L2, half the
   // 128-row kernels'). The pair takes one work item of 128 rows, CTA r its rows [64 r, 64 r + 64)
   // (traits below: kBlockM 128), both visiting the item's key tiles; each CTA loads half of every
   // tile's page pieces into both CTAs' stages, and a stage is refilled once the consumers of both
-  // have released it.
-  static constexpr int kClusterM = kColSplit ? 2 : 1;
-  static_assert(!kColSplit || (kKv_ == kKv16 && !kQkvFp8_), "head dim 512: 16-bit Q, K and V");
+  // have released it. Over an e4m3 cache a CTA alone (64 rows): its raw tiles are 512 bytes a
+  // key, what a CTA of the 16-bit pair reads, and its wideners fill its own stages.
+  static constexpr int kClusterM = kColSplit && !kKvFp8 ? 2 : 1;
+  static_assert(!kColSplit || (kKv_ != kKvNvfp4 && !kQkvFp8_), "head dim 512: 16-bit Q, K and V or an e4m3 cache");
   // Columns of Q and O a consumer warpgroup holds, and its k depth of Q K^T.
   static constexpr int kOCols = kColSplit ? kHeadDim / 2 : kHeadDim;
   // Three consumer warpgroups (192-row M tiles) at D = 64 (16-bit and e4m3 Q/K/V): with two, a
@@ -174,8 +176,11 @@ struct Traits {
   // (kLongTileMinKv <= kSplitMinKeys, run.cuh).
   static constexpr bool kSplitCode = kTake != kTakeShort;
   // Two K/V stages. Three fit for D <= 128 (224 KB at D = 128) but measured slower on the H200
-  // (long_8k 567 against 594 TFLOP/s, batch_1k -9%; docs/perf.md, v3).
-  static constexpr int kStages = 2;
+  // (long_8k 567 against 594 TFLOP/s, batch_1k -9%; docs/perf.md, v3). Head dim 512 over an e4m3
+  // cache: one fp16 stage each, behind two raw stages each (the plan below): the next tiles' loads
+  // run ahead in the raw stages while the wideners wait for the fp16 one.
+  static constexpr bool kColSplitFp8 = kColSplit && kKvFp8;
+  static constexpr int kStages = kColSplitFp8 ? 1 : 2;
   // Whether calls over keys longer than kPersistentMaxKv (scheduler.cuh) run the scheduler's walk:
   // every kernel but the one-term e4m3 Q/K/V kernel at D = 128, which measured fp8.long_8k 747 ->
   // 757 us with it on the H200 (d64 1276 -> 1203, nvfp4.long_8k 1171 -> 1114; docs/perf.md
@@ -287,7 +292,8 @@ struct Traits {
   static constexpr int kRawScaleOffset = kBlockN * kRawRowBytes;
   static constexpr int kRawTileBytes = kKvFp8 || kQkvFp8 ? kBlockN * (kRawRowBytes + kRawScaleRowBytes) : 0;
   static_assert(kRawTileBytes % 128 == 0, "raw stages on 128-byte boundaries");
-  static constexpr int kRawStages = kHeadDim <= 128 || (kQkvFp8 && !kFp8WideTile) ? 2 : 1;
+  // Head dim 512: two each (16 KB a tile), in the place of the second fp16 stages (32 KB each).
+  static constexpr int kRawStages = kHeadDim <= 128 || (kQkvFp8 && !kFp8WideTile) || kColSplitFp8 ? 2 : 1;
   static constexpr int kSmemRawK = kSmemV + kStages * kKvTileBytes;
   static constexpr int kSmemRawV = kSmemRawK + (kKvFp8 ? kRawStages * kRawTileBytes : 0);  // kQkvFp8: V only
   // kColSplit: the S halves exchanged between the two consumer warpgroups, by thread: two
