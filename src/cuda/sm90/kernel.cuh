@@ -321,7 +321,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
         const bool skip = vote.decide(tile_max, rows, w.packed_rows, false, t);
         cute::warpgroup_wait<0>();
         release(bars.empty_v(v_state.stage));
-        v_state.advance(Tr::kStages);
+        v_state.advance(Tr::kVStages);
         if (skip) {
           correction[0] = correction[1] = 1.0f;
         } else {
@@ -344,7 +344,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
         cute::warpgroup_wait<0>();
       }
       release(bars.empty_v(v_state.stage));
-      v_state.advance(Tr::kStages);
+      v_state.advance(Tr::kVStages);
       // With lazy rescaling (softmax.cuh) most tiles leave both rows' maxima, and O, as they were.
       if constexpr (!kRescaleInTurn) {
         if (!Tr::kLazySchedule || correction[0] != 1.0f || correction[1] != 1.0f) rescale_o();
@@ -364,7 +364,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
     fetch_next();  // under the last P V (S and P are dead here)
     cute::warpgroup_wait<0>();
     release(bars.empty_v(v_state.stage));
-    v_state.advance(Tr::kStages);
+    v_state.advance(Tr::kVStages);
   } else {
     fetch_next();
   }
@@ -486,13 +486,14 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
       }
     } else if constexpr (Tr::kKvFp8) {
       const int u = tid - 32;  // widener thread index
-      PipeState state, raw;
+      PipeState state, v_state, raw;
       if constexpr (kDynamic) {
-        walk_items(ring, num_tiles,
-                   [&](const Work& w) { widen_tile<Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u); });
+        walk_items(ring, num_tiles, [&](const Work& w) {
+          widen_tile<Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, v_state, raw, u);
+        });
       } else {
         for_each_item<Tr, kSplit>(p, plan, num_tiles, [&](const Work& w, int) {
-          widen_tile<Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, raw, u);
+          widen_tile<Tr>(w, w.band<Tr::kBlockM>(p), smem, bars, state, v_state, raw, u);
         });
       }
     } else if constexpr (Tr::kQkvFp8) {

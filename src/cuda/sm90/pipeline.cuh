@@ -120,19 +120,20 @@ constexpr int kRawReaders = kWidenerWarps * 32;
 // kQkvFp8: K is loaded by TMA straight into its stage; V goes through the raw stages, and the
 // transposing warps fill full_v (one arrival per warp).
 template <int kStages, int kConsumerWarps, bool kKvFp8 = false, int kRawStages = 1, bool kQkvFp8 = false,
-          int kQBarriers = 0>
+          int kQBarriers = 0, int kVStages = kStages>
 struct Barriers {
-  static constexpr int kQBase = 4 * kStages + 1 + (kKvFp8 || kQkvFp8 ? 4 * kRawStages : 0);
+  static constexpr int kKv = 2 * (kStages + kVStages);  // full and empty, K's then V's
+  static constexpr int kQBase = kKv + 1 + (kKvFp8 || kQkvFp8 ? 4 * kRawStages : 0);
   uint64_t* base;
   __device__ uint64_t* full_k(int s) const { return base + s; }
   __device__ uint64_t* full_v(int s) const { return base + kStages + s; }
-  __device__ uint64_t* empty_k(int s) const { return base + 2 * kStages + s; }
-  __device__ uint64_t* empty_v(int s) const { return base + 3 * kStages + s; }
-  __device__ uint64_t* v_tail() const { return base + 4 * kStages; }
-  __device__ uint64_t* raw_full_k(int r) const { return base + 4 * kStages + 1 + r; }
-  __device__ uint64_t* raw_full_v(int r) const { return base + 4 * kStages + 1 + kRawStages + r; }
-  __device__ uint64_t* raw_empty_k(int r) const { return base + 4 * kStages + 1 + 2 * kRawStages + r; }
-  __device__ uint64_t* raw_empty_v(int r) const { return base + 4 * kStages + 1 + 3 * kRawStages + r; }
+  __device__ uint64_t* empty_k(int s) const { return base + kStages + kVStages + s; }
+  __device__ uint64_t* empty_v(int s) const { return base + 2 * kStages + kVStages + s; }
+  __device__ uint64_t* v_tail() const { return base + kKv; }
+  __device__ uint64_t* raw_full_k(int r) const { return base + kKv + 1 + r; }
+  __device__ uint64_t* raw_full_v(int r) const { return base + kKv + 1 + kRawStages + r; }
+  __device__ uint64_t* raw_empty_k(int r) const { return base + kKv + 1 + 2 * kRawStages + r; }
+  __device__ uint64_t* raw_empty_v(int r) const { return base + kKv + 1 + 3 * kRawStages + r; }
   // Q by TMA: Q region i (buffer * consumer warpgroups + warpgroup) has landed.
   __device__ uint64_t* q_full(int i) const { return base + kQBase + i; }
 
@@ -144,8 +145,10 @@ struct Barriers {
     const int v_fills = kKvFp8 || kQkvFp8 ? kWidenerWarps : loads;
     for (int s = 0; s < kStages; ++s) {
       cutlass::arch::ClusterBarrier::init(full_k(s), k_fills);
-      cutlass::arch::ClusterBarrier::init(full_v(s), v_fills);
       cutlass::arch::ClusterBarrier::init(empty_k(s), kConsumerWarps);
+    }
+    for (int s = 0; s < kVStages; ++s) {
+      cutlass::arch::ClusterBarrier::init(full_v(s), v_fills);
       cutlass::arch::ClusterBarrier::init(empty_v(s), kConsumerWarps);
     }
     cutlass::arch::ClusterBarrier::init(v_tail(), 1);
@@ -165,7 +168,7 @@ struct Barriers {
 // (A cluster's stages are released by the consumer warps of all its CTAs: Traits::kClusterM.)
 template <class Tr>
 using BarriersOf = Barriers<Tr::kStages, Tr::kClusterM * Tr::kConsumerWarpgroups * kWarpgroupThreads / 32, Tr::kKvFp8,
-                            Tr::kRawStages, Tr::kQkvFp8, Tr::kQBarriers>;
+                            Tr::kRawStages, Tr::kQkvFp8, Tr::kQBarriers, Tr::kVStages>;
 
 __device__ __forceinline__ void wait_barrier(uint64_t* bar, uint32_t phase) {
   cutlass::arch::ClusterBarrier::wait(bar, phase);

@@ -44,6 +44,7 @@ __device__ __forceinline__ void produce_tile_as(const Params& p, const Work& w, 
                                                 const BarriersOf<Tr>& bars, const KvProducer<Tr>& kv,
                                                 PipeState& state, PipeState& raw, uint32_t& tail_phase, int lane) {
   constexpr bool kBehind = kVBehindK<Tr>;
+  static_assert(Tr::kKvFp8 || Tr::kQkvFp8 || Tr::kVStages == Tr::kStages, "V shares K's stage index here");
   int n_min, n;
   w.key_tiles<Tr::kBlockN>(band, &n_min, &n);
   if (n < n_min) return;
@@ -138,17 +139,19 @@ __device__ __forceinline__ void stage_from_raw(uint64_t* raw_full, uint32_t raw_
 }
 
 // e4m3 / NVFP4 KV: the widener warps over one work tile, in the producer's tile order: each raw K / V
-// tile into the next fp16 stage. `state` (fp16 stages) and `raw` carry across work tiles.
+// tile into the next fp16 stage. `state` (fp16 K stages, and V's where they are as many), `v_state`
+// (V's where they are not: Traits::kVStages) and `raw` carry across work tiles.
 template <class Tr>
 __device__ __forceinline__ void widen_tile(const Work& w, const KeyBand& band, char* smem,
-                                           const BarriersOf<Tr>& bars, PipeState& state,
+                                           const BarriersOf<Tr>& bars, PipeState& state, PipeState& v_state,
                                            PipeState& raw, int u) {
   int n_min, n;
   w.key_tiles<Tr::kBlockN>(band, &n_min, &n);
   for (; n >= n_min; --n) {
     const int64_t left = static_cast<int64_t>(w.kv_len) - static_cast<int64_t>(n) * Tr::kBlockN;
     const int valid_rows = left < Tr::kBlockN ? static_cast<int>(left) : Tr::kBlockN;
-    const int r = raw.stage, s = state.stage;
+    const PipeState vs = Tr::kVStages != Tr::kStages ? v_state : state;
+    const int r = raw.stage, s = state.stage, sv = vs.stage;
     // K rows past kv_len are masked to -inf whatever they hold; V rows past it become zeros.
     stage_from_raw(bars.raw_full_k(r), raw.phase, bars.empty_k(s), state.phase, bars.full_k(s), bars.raw_empty_k(r), u,
                    [&] {
@@ -160,10 +163,10 @@ __device__ __forceinline__ void widen_tile(const Work& w, const KeyBand& band, c
                        KvWidener<Tr>::widen(raw_k, k_stage, Tr::kBlockN, u);
                      }
                    });
-    stage_from_raw(bars.raw_full_v(r), raw.phase, bars.empty_v(s), state.phase, bars.full_v(s), bars.raw_empty_v(r), u,
-                   [&] {
+    stage_from_raw(bars.raw_full_v(r), raw.phase, bars.empty_v(sv), vs.phase, bars.full_v(sv),
+                   bars.raw_empty_v(r), u, [&] {
                      const char* raw_v = smem + Tr::kSmemRawV + r * Tr::kRawTileBytes;
-                     char* v_stage = smem + Tr::kSmemV + s * Tr::kKvTileBytes;
+                     char* v_stage = smem + Tr::kSmemV + sv * Tr::kKvTileBytes;
                      if constexpr (Tr::kKvFp4) {
                        Nvfp4Widener<Tr>::template widen<true>(raw_v, v_stage, valid_rows, u);
                      } else {
@@ -171,6 +174,7 @@ __device__ __forceinline__ void widen_tile(const Work& w, const KeyBand& band, c
                      }
                    });
     state.advance(Tr::kStages);
+    if constexpr (Tr::kVStages != Tr::kStages) v_state.advance(Tr::kVStages);
     raw.advance(Tr::kRawStages);
   }
 }
@@ -195,7 +199,7 @@ __device__ __forceinline__ void transpose_tile(const Work& w, const KeyBand& ban
     cutlass::arch::fence_view_async_shared();  // read by WGMMA (async proxy)
     __syncwarp();
     if (u % 32 == 0) arrive_barrier(bars.full_v(state.stage));
-    state.advance(Tr::kStages);
+    state.advance(Tr::kVStages);
     raw.advance(Tr::kRawStages);
   }
 }

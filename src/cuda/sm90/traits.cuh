@@ -177,10 +177,14 @@ struct Traits {
   static constexpr bool kSplitCode = kTake != kTakeShort;
   // Two K/V stages. Three fit for D <= 128 (224 KB at D = 128) but measured slower on the H200
   // (long_8k 567 against 594 TFLOP/s, batch_1k -9%; docs/perf.md, v3). Head dim 512 over an e4m3
-  // cache: one fp16 stage each, behind two raw stages each (the plan below): the next tiles' loads
-  // run ahead in the raw stages while the wideners wait for the fp16 one.
+  // cache: one fp16 K stage and two V stages, behind one raw stage each (the plan below). The
+  // consumers release V(n) at the end of tile n and need V(n + 1) right after the next Q K^T
+  // issue, so a second V stage lets the wideners fill V(n + 1) under tile n; K(n) is released
+  // after its Q K^T, a softmax before K(n + 1) is needed. Against one V stage behind two raw
+  // stages each: kv8.d512 and fp8.d512 -3% (H100; docs/perf.md, v45).
   static constexpr bool kColSplitFp8 = kColSplit && kKvFp8;
-  static constexpr int kStages = kColSplitFp8 ? 1 : 2;
+  static constexpr int kStages = kColSplitFp8 ? 1 : 2;  // K's (and V's, but for kColSplitFp8)
+  static constexpr int kVStages = 2;
   // Whether calls over keys longer than kPersistentMaxKv (scheduler.cuh) run the scheduler's walk:
   // every kernel but the one-term e4m3 Q/K/V kernel at D = 128, which measured fp8.long_8k 747 ->
   // 757 us with it on the H200 (d64 1276 -> 1203, nvfp4.long_8k 1171 -> 1114; docs/perf.md
@@ -292,9 +296,8 @@ struct Traits {
   static constexpr int kRawScaleOffset = kBlockN * kRawRowBytes;
   static constexpr int kRawTileBytes = kKvFp8 || kQkvFp8 ? kBlockN * (kRawRowBytes + kRawScaleRowBytes) : 0;
   static_assert(kRawTileBytes % 128 == 0, "raw stages on 128-byte boundaries");
-  // Head dim 512: two each (16 KB a tile), in the place of the second fp16 stages (32 KB each).
-  static constexpr int kRawStages = kHeadDim <= 128 || (kQkvFp8 && !kFp8WideTile) || kColSplitFp8 ? 2 : 1;
-  static constexpr int kSmemRawK = kSmemV + kStages * kKvTileBytes;
+  static constexpr int kRawStages = kHeadDim <= 128 || (kQkvFp8 && !kFp8WideTile) ? 2 : 1;
+  static constexpr int kSmemRawK = kSmemV + kVStages * kKvTileBytes;
   static constexpr int kSmemRawV = kSmemRawK + (kKvFp8 ? kRawStages * kRawTileBytes : 0);  // kQkvFp8: V only
   // kColSplit: the S halves exchanged between the two consumer warpgroups, by thread: two
   // buffers (alternate tiles) x 2 warpgroups x 128 threads x kBlockN / 2 floats (32 KB).
@@ -303,7 +306,7 @@ struct Traits {
   static constexpr int kSmemBarriers = kSmemXchg + kXchgBytes;
   // full/empty for K and V per stage, V tail, (e4m3) full/empty for the raw K and V stages, and
   // (Q by TMA) one a Q region.
-  static constexpr int kNumBarriers = 4 * kStages + 1 + (kKvFp8 || kQkvFp8 ? 4 * kRawStages : 0) + kQBarriers;
+  static constexpr int kNumBarriers = 2 * (kStages + kVStages) + 1 + (kKvFp8 || kQkvFp8 ? 4 * kRawStages : 0) + kQBarriers;
   // Each consumer warpgroup's row table (load.cuh fill_row_table): 64 row offsets.
   static constexpr int kSmemRows = (kSmemBarriers + kNumBarriers * 8 + 15) / 16 * 16;
   static constexpr int kRowTableBytes = kRowsPerWarpgroup * 8;
