@@ -108,7 +108,7 @@ constexpr int kGatherArrivals = 32;
 // Arrivals that release a raw stage: every thread of the widener / transposing warps.
 constexpr int kRawReaders = kWidenerWarps * 32;
 
-// The mbarriers of a CTA (traits.cuh reserves their shared memory): 4 * kStages + 1, with
+// The mbarriers of a CTA (traits.cuh reserves their shared memory): 2 (kStages + kVStages) + 1, with
 // e4m3 KV four more per raw stage, and with Q by TMA one a Q region (q_full: one arrival plus
 // the bytes, by the consumer thread that issues the boxes).
 // With kKvFp8 the 16-bit stages are filled by the widener warps (full_k /

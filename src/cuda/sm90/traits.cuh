@@ -288,7 +288,8 @@ struct Traits {
   static constexpr int kSmemV = kSmemK + kStages * kKvTileBytes;
   // e4m3 K and V as loaded, [kBlockN][D] bytes, row-major (no swizzle): two raw stages each,
   // so the next tile's load is under way while the wideners read this one (D = 256: one, as
-  // 2 x 32 KB more would not fit). e4m3 Q/K/V, with V alone raw: two, but one on the 128-key
+  // 2 x 32 KB more would not fit; D = 512: one, beside a second fp16 V stage, kVStages). e4m3
+  // Q/K/V, with V alone raw: two, but one on the 128-key
   // tiles at D = 256.
   // NVFP4: the codes, kBlockN x D / 2 bytes, then the block scales, kBlockN x D / 16.
   static constexpr int kRawRowBytes = kKvFp4 ? kHeadDim / 2 : kHeadDim;
