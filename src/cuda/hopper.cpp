@@ -89,7 +89,8 @@ bool nvfp4_head_dim(int head_dim) { return head_dim == 128 || head_dim == 256; }
 
 // Head dim 512 (the column-split kernels, skip-softmax included): 16-bit Q, K and V of one dtype
 // (inst/attention_{bf16,f16}_d512.cu), and 16-bit or e4m3 Q over an e4m3 cache, widened to fp16
-// (inst/attention_{bf16,f16}_kv8_d512.cu; e4m3 Q on the fp16 one). NVFP4 caches run on the portable kernel.
+// (inst/attention_{bf16,f16}_kv8_d512.cu; e4m3 Q on the fp16 one). NVFP4 caches at D = 512 have no
+// GPU kernel (the CPU backend runs them).
 bool d512_served(const Params& p) {
   const bool q16 = p.q_dtype == CTXATTN_DTYPE_BFLOAT16 || p.q_dtype == CTXATTN_DTYPE_FLOAT16;
   if (p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) return q16 || p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3;
@@ -133,7 +134,7 @@ Status make_pool_map(const Params& p, bool qkv_fp8, const void* base, int64_t st
   // A box is at most 256 elements wide: raw rows of 512 bytes (e4m3 at D = 512) as 256 16-bit
   // elements (strides stay in bytes; the bytes land as they are).
   const bool raw_pairs = raw && !fp4 && p.head_dim > 256;
-  const int64_t row_elems = fp4 ? p.head_dim / 2 : raw_pairs ? p.head_dim / 2 : p.head_dim;
+  const int64_t row_elems = fp4 || raw_pairs ? p.head_dim / 2 : p.head_dim;
   const cuuint32_t rows = static_cast<cuuint32_t>(p.page_size < box_rows ? p.page_size : box_rows);
   const CUtensorMapDataType type = raw_pairs         ? CU_TENSOR_MAP_DATA_TYPE_UINT16
                                    : raw || qkv_fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
@@ -404,7 +405,7 @@ Status cuda_sm90_supports(const Params& p) {
   }
   if (p.head_dim == 512 && !d512_served(p)) {
     return unsupported("head_dim: the sm90 backend runs head dim 512 for fp16 and bf16 queries over a cache of the "
-                       "query's dtype or e4m3, and e4m3 queries over e4m3 (cuda_portable runs the other calls)");
+                       "query's dtype or e4m3, and e4m3 queries over e4m3 (not NVFP4 caches)");
   }
   const bool q16 = p.q_dtype == CTXATTN_DTYPE_FLOAT16 || p.q_dtype == CTXATTN_DTYPE_BFLOAT16;
   const bool kv_fp8 = p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3;
