@@ -55,19 +55,22 @@ __device__ __forceinline__ uint2 widen_e4m3x4(uint32_t four) {
 // chunks; 8 units of one row would store their halves to slots {0, 2, 4, 6} of two chunks (a
 // 2-way conflict). So a group of 8 threads takes units 0-3 of one row and units 4-7 of the next
 // (loads: bytes 0-63 and 64-127 of two rows; stores: both slot sets), and the next group the
-// other two halves of the same two rows. At D = 512 (32 units a row) two warps widen, a step
-// two rows, and the third only arrives with them (stage_from_raw): three warps would step three
-// rows, which breaks the row pairs.
+// other two halves of the same two rows. At D = 512 a thread takes the D = 256 mapping's unit in
+// both 256-column halves of its rows (the second 4 chunks on), so the three warps step six rows,
+// whole pairs, as at D = 256.
 template <class Tr>
 struct KvWidener {
-  static constexpr int kThreadsWidening = Tr::kHeadDim == 512 ? 64 : kWidenerWarps * 32;
-  static_assert(kThreadsWidening <= kWidenerWarps * 32, "the widener warps");
-  static constexpr int kUnitsPerRow = Tr::kHeadDim / 16;  // 16 e4m3 values a unit
+  static constexpr int kThreadsWidening = kWidenerWarps * 32;
+  static constexpr int kHalves = Tr::kHeadDim > 256 ? Tr::kHeadDim / 256 : 1;  // column halves a thread widens
+  static constexpr int kUnitsPerRow = Tr::kHeadDim / kHalves / 16;  // 16 e4m3 values a unit (of one half)
   static_assert(kThreadsWidening % kUnitsPerRow == 0, "a thread keeps its column unit");
   static constexpr int kRowStep = kThreadsWidening / kUnitsPerRow;
   static constexpr int kSteps = (Tr::kBlockN + kRowStep - 1) / kRowStep;  // rows a thread visits at most
   static constexpr int kPeriod = kRowStep % 8 == 0 ? 1 : kRowStep % 4 == 0 ? 2 : kRowStep % 2 == 0 ? 4 : 8;
-  static constexpr int kInFlight = 4;  // units a thread loads before converting the first
+  static constexpr int kInFlight = 4 / kHalves;  // steps a thread loads before converting the first
+  static constexpr int kStepBytes = kRowStep * Tr::kHeadDim;  // raw bytes of kRowStep rows
+  static constexpr int kHalfSrcBytes = Tr::kHeadDim / kHalves;  // the second half's raw offset
+  static constexpr uint32_t kHalfDstBytes = (Tr::kHeadDim / kHalves / kChunkCols) * Tr::kBlockN * kSwizzleBytes;
 
   // Rows at and past valid_rows are written as zeros (V past kv_len: 0 * NaN would survive P = 0).
   // Loads run kInFlight units ahead of their conversion: three warps alone cannot hide the
@@ -92,7 +95,6 @@ struct KvWidener {
   // build with the whole-tile path there (and the one-pass Q conversion, finish_q_bf16_as_f16)
   // measured kv8.d256 1026 -> 1054 us.
   __device__ static void widen(const char* raw, char* stage, int valid_rows, int u) {
-    if (kThreadsWidening < kWidenerWarps * 32 && u >= kThreadsWidening) return;
     if (Tr::kHeadDim <= 128 && valid_rows >= Tr::kBlockN) {
       widen_rows<true>(raw, stage, Tr::kBlockN, u);
     } else {
@@ -110,8 +112,8 @@ struct KvWidener {
     if constexpr (kWhole) __builtin_assume(row0 >= 0 && row0 < kRowStep);
     const int limit = kWhole ? Tr::kBlockN : valid_rows;
     const int col = first.y * 16;  // first of the unit's 16 elements
-    // Rows of D bytes; step s adds kRowStep rows, i.e. s * 16 * threads bytes. (At D = 64 row0 * D +
-    // col is u * 16, written so: the compiler does not see it.)
+    // Rows of D bytes; step s adds kRowStep rows, kStepBytes. (At D = 64 row0 * D + col is u * 16,
+    // written so: the compiler does not see it.)
     const uint32_t src = sm80::smem_addr(raw) + (kUnitsPerRow == 4 ? u * 16 : row0 * Tr::kHeadDim + col);
     // Shared addresses of the unit's two 8-element halves in row row0 + k * kRowStep, less
     // k * kRowStep rows, for k < kPeriod: step s adds s * kRowStep rows to those of k = s % kPeriod.
@@ -125,24 +127,32 @@ struct KvWidener {
     }
 #pragma unroll
     for (int base = 0; base < kSteps; base += kInFlight) {
-      uint4 x[kInFlight];
+      uint4 x[kInFlight][kHalves];
 #pragma unroll
       for (int i = 0; i < kInFlight; ++i) {
         const int s = base + i;
-        x[i] = make_uint4(0, 0, 0, 0);
-        if (s < kSteps && row0 + s * kRowStep < limit) x[i] = sm80::ld_shared_16(src + s * kThreadsWidening * 16);
+#pragma unroll
+        for (int h = 0; h < kHalves; ++h) {
+          x[i][h] = make_uint4(0, 0, 0, 0);
+          if (s < kSteps && row0 + s * kRowStep < limit) {
+            x[i][h] = sm80::ld_shared_16(src + s * kStepBytes + h * kHalfSrcBytes);
+          }
+        }
       }
 #pragma unroll
       for (int i = 0; i < kInFlight; ++i) {
         const int s = base + i;
         if (s >= kSteps) break;
         if (row0 + s * kRowStep >= Tr::kBlockN) break;  // (only the last step can pass the tile)
-        // Zero bytes widen to zeros: rows past valid_rows need no separate path.
-        const uint2 a = widen_e4m3x4(x[i].x), b = widen_e4m3x4(x[i].y);
-        const uint2 c = widen_e4m3x4(x[i].z), d = widen_e4m3x4(x[i].w);
         const uint32_t rows = s * kRowStep * kSwizzleBytes;
-        sm80::st_shared_16(dst_lo[s % kPeriod] + rows, make_uint4(a.x, a.y, b.x, b.y));
-        sm80::st_shared_16(dst_hi[s % kPeriod] + rows, make_uint4(c.x, c.y, d.x, d.y));
+#pragma unroll
+        for (int h = 0; h < kHalves; ++h) {
+          // Zero bytes widen to zeros: rows past valid_rows need no separate path.
+          const uint2 a = widen_e4m3x4(x[i][h].x), b = widen_e4m3x4(x[i][h].y);
+          const uint2 c = widen_e4m3x4(x[i][h].z), d = widen_e4m3x4(x[i][h].w);
+          sm80::st_shared_16(dst_lo[s % kPeriod] + rows + h * kHalfDstBytes, make_uint4(a.x, a.y, b.x, b.y));
+          sm80::st_shared_16(dst_hi[s % kPeriod] + rows + h * kHalfDstBytes, make_uint4(c.x, c.y, d.x, d.y));
+        }
       }
     }
   }
