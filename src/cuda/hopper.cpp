@@ -375,7 +375,7 @@ size_t cuda_sm90_workspace_bytes(const Params& p) {
     case 64: return split_bytes_at<64>(p, sms);
     case 128: return split_bytes_at<128>(p, sms);
     case 256: return split_bytes_at<256>(p, sms);
-    case 512: {  // 16-bit Q/K/V: clusters of two CTAs an item (sm90/run.cuh launch_attention); an e4m3 cache: one
+    case 512: {  // the 16-bit and the e4m3-cache kernels
       using Tr = sm90::Traits<512>;
       using KvFp8 = sm90::Traits<512, sm90::kKvE4m3>;
       return std::max(split_workspace_bytes(p, sms / Tr::kClusterM, Tr::kSplitGroups, Tr::kSplitGroupFloats),
@@ -473,8 +473,7 @@ Status cuda_sm90_supports(const Params& p) {
   // M tiles of two or three consumer warpgroups (traits.cuh): the largest bounds the rows a CTA
   // addresses, the smallest the number of work items.
   constexpr int64_t kMaxBlockM = sm90::kMaxConsumerWarpgroups * sm90::kRowsPerWarpgroup;
-  // (Head dim 512's M tile: a 64-row block a CTA, its two warpgroups splitting the columns; a
-  // cluster of two over a 16-bit cache.)
+  // (Head dim 512's M tile: a 64-row block a CTA, its two warpgroups splitting the columns.)
   const int64_t min_block_m = p.head_dim != 512 ? sm90::kMinConsumerWarpgroups * sm90::kRowsPerWarpgroup
                               : kv_fp8          ? sm90::Traits<512, sm90::kKvE4m3>::kBlockM
                                                 : sm90::Traits<512>::kBlockM;

@@ -119,14 +119,12 @@ struct Traits {
   // and reads 16 floats a tile) and the softmax done by both warpgroups.
   // Over an e4m3 cache (kKvFp8) the same, on the widened fp16 stages.
   static constexpr bool kColSplit = kHeadDim > 256;
-  // CTAs of a cluster that share each K / V tile by TMA multicast: two at D = 512, whose 64-row
-  // CTAs would otherwise read 1 KB of K and V a key for 64 rows (64 FLOP a byte from L2, half the
-  // 128-row kernels'). The pair takes one work item of 128 rows, CTA r its rows [64 r, 64 r + 64)
-  // (traits below: kBlockM 128), both visiting the item's key tiles; each CTA loads half of every
-  // tile's page pieces into both CTAs' stages, and a stage is refilled once the consumers of both
-  // have released it. Over an e4m3 cache a CTA alone (64 rows): its raw tiles are 512 bytes a
-  // key, what a CTA of the 16-bit pair reads, and its wideners fill its own stages.
-  static constexpr int kClusterM = kColSplit && !kKvFp8 ? 2 : 1;
+  // CTAs of a cluster that share each K / V tile by TMA multicast: one everywhere. At D = 512 a
+  // pair of 64-row CTAs on one 128-row item, each loading half of every tile into both CTAs'
+  // stages (a stage refilled once the consumers of both had released it), measured 17% slower
+  // than CTAs alone on d512, although each CTA now reads 1 KB of K and V a key for its 64 rows:
+  // the later CTA of the pair set every load's start (docs/perf.md, v48).
+  static constexpr int kClusterM = 1;
   static_assert(!kColSplit || (kKv_ != kKvNvfp4 && !kQkvFp8_), "head dim 512: 16-bit Q, K and V or an e4m3 cache");
   // Columns of Q and O a consumer warpgroup holds, and its k depth of Q K^T.
   static constexpr int kOCols = kColSplit ? kHeadDim / 2 : kHeadDim;
