@@ -288,8 +288,9 @@ int box_rows_for(const Params& p, bool qkv_fp8) {
     case 64: return sm90::Traits<64>::kBoxRows;
     case 128: return sm90::Traits<128>::kBoxRows;
     case 512:
-      return p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3 ? sm90::Traits<512, sm90::kKvE4m3>::kBoxRows
-                                                     : sm90::Traits<512>::kBoxRows;
+      static_assert(sm90::Traits<512, sm90::kKvE4m3>::kBoxRows == sm90::Traits<512>::kBoxRows,
+                    "one box height at D = 512");
+      return sm90::Traits<512>::kBoxRows;
     default:
       if (!qkv_fp8) return sm90::Traits<256>::kBoxRows;
       return p.out_dtype == CTXATTN_DTYPE_NVFP4 ? sm90::Traits<256, false, true, true>::kBoxRows
@@ -378,8 +379,10 @@ size_t cuda_sm90_workspace_bytes(const Params& p) {
     case 512: {  // the 16-bit and the e4m3-cache kernels
       using Tr = sm90::Traits<512>;
       using KvFp8 = sm90::Traits<512, sm90::kKvE4m3>;
-      return std::max(split_workspace_bytes(p, sms / Tr::kClusterM, Tr::kSplitGroups, Tr::kSplitGroupFloats),
-                      split_workspace_bytes(p, sms / KvFp8::kClusterM, KvFp8::kSplitGroups, KvFp8::kSplitGroupFloats));
+      static_assert(KvFp8::kBlockM == Tr::kBlockM && KvFp8::kSplitGroups == Tr::kSplitGroups &&
+                        KvFp8::kSplitGroupFloats == Tr::kSplitGroupFloats,
+                    "one split plan at D = 512");
+      return split_workspace_bytes(p, sms, Tr::kSplitGroups, Tr::kSplitGroupFloats);
     }
     default: return 0;
   }
@@ -474,9 +477,8 @@ Status cuda_sm90_supports(const Params& p) {
   // addresses, the smallest the number of work items.
   constexpr int64_t kMaxBlockM = sm90::kMaxConsumerWarpgroups * sm90::kRowsPerWarpgroup;
   // (Head dim 512's M tile: a 64-row block a CTA, its two warpgroups splitting the columns.)
-  const int64_t min_block_m = p.head_dim != 512 ? sm90::kMinConsumerWarpgroups * sm90::kRowsPerWarpgroup
-                              : kv_fp8          ? sm90::Traits<512, sm90::kKvE4m3>::kBlockM
-                                                : sm90::Traits<512>::kBlockM;
+  const int64_t min_block_m =
+      p.head_dim != 512 ? sm90::kMinConsumerWarpgroups * sm90::kRowsPerWarpgroup : sm90::Traits<512>::kBlockM;
   // A warpgroup addresses packed rows (query row * G + head) up to a block past the CTA's first.
   if (p.num_tokens * p.num_qo_heads > INT32_MAX - 2 * kMaxBlockM) {
     return unsupported("query: num_tokens * num_qo_heads must stay below " +

@@ -18,8 +18,6 @@ struct LaunchShape {
   // Programmatic stream serialization: the kernel may start while the previous kernel in the
   // stream drains; it waits for its inputs with griddepcontrol.wait (see pdl.cuh).
   bool pdl = false;
-  // CTAs of a thread-block cluster along x (1: no cluster).
-  unsigned cluster = 1;
 };
 
 template <typename... KernelArgs, typename... Args>
@@ -29,22 +27,11 @@ Status launch_kernel(void (*kernel)(KernelArgs...), const LaunchShape& shape, co
   config.blockDim = shape.block;
   config.dynamicSmemBytes = shape.smem_bytes;
   config.stream = shape.stream;
-  cudaLaunchAttribute attribute[2];
-  unsigned n = 0;
-  if (shape.pdl) {
-    attribute[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute[n].val.programmaticStreamSerializationAllowed = 1;
-    ++n;
-  }
-  if (shape.cluster > 1) {
-    attribute[n].id = cudaLaunchAttributeClusterDimension;
-    attribute[n].val.clusterDim.x = shape.cluster;
-    attribute[n].val.clusterDim.y = 1;
-    attribute[n].val.clusterDim.z = 1;
-    ++n;
-  }
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
   config.attrs = attribute;
-  config.numAttrs = n;
+  config.numAttrs = shape.pdl ? 1 : 0;
   CTXATTN_RETURN_IF_ERROR(cuda_status(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), name));
   return cuda_status(cudaGetLastError(), name);
 }

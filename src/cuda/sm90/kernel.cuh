@@ -28,7 +28,6 @@
 #include <float.h>
 #include <math_constants.h>
 
-#include <cute/arch/cluster_sm90.hpp>
 #include <cutlass/arch/reg_reconfig.h>
 
 #include "core/params.h"
@@ -220,17 +219,9 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
   const uint32_t kv_cols = (first_col_of<Tr>(consumer_index) / kChunkCols) * Tr::kKvChunkStride;
   auto k_tile = [&](int stage) { return smem_base + Tr::kSmemK + stage * Tr::kKvTileBytes + kv_cols; };
   auto v_tile = [&](int stage) { return smem_base + Tr::kSmemV + stage * Tr::kKvTileBytes + kv_cols; };
-  // One arrival per consumer warp releases a stage; in a cluster, on the stage's barrier of every
-  // CTA (each CTA's producer fills the stage of both).
+  // One arrival per consumer warp releases a stage.
   auto release = [&](uint64_t* bar) {
-    if constexpr (Tr::kClusterM > 1) {
-      if (lane == 0) {
-#pragma unroll
-        for (int r = 0; r < Tr::kClusterM; ++r) cutlass::arch::ClusterBarrier::arrive(bar, r, 1u);
-      }
-    } else {
-      if (lane == 0) arrive_barrier(bar);
-    }
+    if (lane == 0) arrive_barrier(bar);
   };
 
   const float start[2] = {w.split() ? -CUDART_INF_F : sink_log2[0], w.split() ? -CUDART_INF_F : sink_log2[1]};
@@ -389,8 +380,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
     auto reg = [&](int i) -> float& { return o[i]; };
     const float no_sink[2] = {-CUDART_INF_F, -CUDART_INF_F};
     softmax.finish(no_sink, l, lse);
-    // (A cluster's CTAs store a partial a warpgroup each: group rank x warpgroups + warpgroup.)
-    const int group = cluster_rank<Tr>() * Tr::kConsumerWarpgroups + consumer_index;
+    const int group = consumer_index;
     Partial::store(Partial::group_slot(plan, we, we.item, group), t, reg, softmax.row_max, l);
     Partial::publish();
     warpgroup_sync(consumer_index);
@@ -438,13 +428,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
       cute::prefetch_tma_descriptor(&maps.v);
     }
   }
-  // A cluster's CTAs arrive on each other's barriers and load into each other's stages: every
-  // barrier of the cluster is initialised before any of it is used.
-  if constexpr (Tr::kClusterM > 1) {
-    cute::cluster_sync();
-  } else {
-    __syncthreads();
-  }
+  __syncthreads();
 
   pdl_wait_for_inputs();
   // The static walk: work tile i of num_tiles (Work::make's order) goes to CTA i % gridDim.x (one
@@ -552,8 +536,6 @@ __global__ void __launch_bounds__(Tr::kThreads, 1)
     finish_stores(t);
     pdl_allow_dependents();
   }
-  // No CTA of a cluster exits while the other may still arrive on its barriers.
-  if constexpr (Tr::kClusterM > 1) cute::cluster_sync();
 #endif
 }
 

@@ -216,14 +216,9 @@ struct KvProducer {
   // Issues this lane's box of tile n of one tensor into dst (a K or V stage), completing on bar,
   // which lane 0 arms first with the tile's bytes. page_units: the map's, for the group-major maps.
   // NVFP4 (sf_map): the lane's piece of the block scales too, after the tile's codes.
-  // In a cluster (Traits::kClusterM) each CTA issues every kClusterM-th box into the stages of all,
-  // except with `alone`: the V tile across kv_len, which every CTA loads whole into its own stage
-  // on its own tail barrier (load_v): that barrier is not a stage's, so a CTA running ahead could
-  // otherwise complete bytes of its next item's tail tile on it while the other still waits for
-  // this one's.
   __device__ void issue(const Params& p, const Work& w, const CUtensorMap* map, const CUtensorMap* sf_map,
-                        int32_t page_units, char* dst, uint64_t* bar, int n, int boxes, int32_t page, int lane,
-                        bool alone = false) const {
+                        int32_t page_units, char* dst, uint64_t* bar, int n, int boxes, int32_t page,
+                        int lane) const {
     if (lane == 0) arrive_expect_tx(bar, tile_bytes(boxes));
     __syncwarp();
     if (piece < boxes) {
@@ -235,18 +230,7 @@ struct KvProducer {
         // host keeps every valid unit below 2^31, hopper.cpp).
         const int32_t unit = static_cast<uint32_t>(page) < p.num_pages ? page * page_units + w.kv_head : -1;
         char* box = dst + (piece << log2_rows) / 8 * Tr::kKvGroupStride;
-        if constexpr (Tr::kClusterM > 1) {
-          // Every kClusterM-th box from each CTA of the cluster, into the same stage of all of
-          // them (each CTA's barrier expects the whole tile's bytes).
-          if (alone) {
-            cute::SM90_TMA_LOAD_5D::copy(map, bar, kHint, box, 0, 0, 0, slot / 8, unit);
-          } else if (piece % Tr::kClusterM == cluster_rank<Tr>()) {
-            constexpr uint16_t kAll = static_cast<uint16_t>((1u << Tr::kClusterM) - 1u);
-            cute::SM90_TMA_LOAD_MULTICAST_5D::copy(map, bar, kAll, kHint, box, 0, 0, 0, slot / 8, unit);
-          }
-        } else {
-          cute::SM90_TMA_LOAD_5D::copy(map, bar, kHint, box, 0, 0, 0, slot / 8, unit);
-        }
+        cute::SM90_TMA_LOAD_5D::copy(map, bar, kHint, box, 0, 0, 0, slot / 8, unit);
       } else {
         char* box = Tr::kKvFp8 ? dst + (piece << log2_rows) * Tr::kRawRowBytes
                                : dst + chunk * Tr::kKvChunkBytes + (piece << log2_rows) * Tr::kRowBytes;
@@ -295,7 +279,7 @@ struct KvProducer {
       issue(p, w, &maps.v, &maps.v_sf, maps.v_page_units, dst, full, n, boxes, page, lane);
       return;
     }
-    issue(p, w, &maps.v, &maps.v_sf, maps.v_page_units, dst, tail, n, boxes, page, lane, true);
+    issue(p, w, &maps.v, &maps.v_sf, maps.v_page_units, dst, tail, n, boxes, page, lane);
     wait_barrier(tail, tail_phase);
     tail_phase ^= 1u;
     // The 16-byte units of rows valid_rows .. kBlockN - 1, every chunk (the swizzle only permutes

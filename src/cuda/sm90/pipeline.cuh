@@ -165,9 +165,8 @@ struct Barriers {
   }
 };
 
-// (A cluster's stages are released by the consumer warps of all its CTAs: Traits::kClusterM.)
 template <class Tr>
-using BarriersOf = Barriers<Tr::kStages, Tr::kClusterM * Tr::kConsumerWarpgroups * kWarpgroupThreads / 32, Tr::kKvFp8,
+using BarriersOf = Barriers<Tr::kStages, Tr::kConsumerWarpgroups * kWarpgroupThreads / 32, Tr::kKvFp8,
                             Tr::kRawStages, Tr::kQkvFp8, Tr::kQBarriers, Tr::kVStages>;
 
 __device__ __forceinline__ void wait_barrier(uint64_t* bar, uint32_t phase) {

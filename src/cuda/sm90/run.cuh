@@ -62,8 +62,7 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
   static_assert(kLongTileMinKv <= kSplitMinKeys, "the short form's requests never split");
   Params planned = p;
   if (stripes && planned.max_kv_len >= kLongTileMinKv) planned.max_kv_len = kLongTileMinKv - 1;
-  // A cluster of kClusterM CTAs computes one item: a wave holds sm_count / kClusterM items.
-  const SplitPlan plan = make_split_plan(planned, env.sm_count / Tr::kClusterM, Tr::kBlockM, Tr::kSplitGroups,
+  const SplitPlan plan = make_split_plan(planned, env.sm_count, Tr::kBlockM, Tr::kSplitGroups,
                                          Tr::kSplitGroupFloats, kWorkspaceHeaderBytes);
   // Four kernels: calls where no request can split run one compiled without the split code
   // (measured 2-4% faster on short requests on the H200: a shorter prologue and epilogue), on the
@@ -93,16 +92,14 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
   // they free up, except over keys of at most kPersistentMaxKv: there one CTA an SM walks its
   // items striped, with the next item's Q (and K/V, from the producer) loading under the current
   // one (short_256 -10%, batch_1k -6% on the H200, docs/perf.md, v5).
-  // (Traits::kClusterM CTAs an item, the grid a whole number of clusters.)
-  constexpr int kCluster = Tr::kClusterM;
-  int64_t ctas = num_tiles * kCluster;
-  const int64_t wave = env.sm_count / kCluster * kCluster;
+  int64_t ctas = num_tiles;
+  const int64_t wave = env.sm_count;
   if ((dynamic || stripes || p.max_kv_len <= kPersistentMaxKv) && wave > 0 && ctas > wave) {
     ctas = wave;
   }
   // CTXATTN_SM90_GRID_CTAS=N caps the grid at N CTAs (tests and tuning).
   if (const char* cap = std::getenv("CTXATTN_SM90_GRID_CTAS")) {
-    const long n = std::strtol(cap, nullptr, 10) / kCluster * kCluster;
+    const long n = std::strtol(cap, nullptr, 10);
     if (n > 0 && n < ctas) ctas = n;
   }
   LaunchShape shape;
@@ -111,7 +108,6 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
   shape.smem_bytes = Tr::kSmemBytes;
   shape.stream = env.stream;
   shape.pdl = env.pdl;
-  shape.cluster = kCluster;
   return launch_kernel(kernel, shape, "sm90 attention kernel launch", p, maps, plan,
                        static_cast<int>(num_tiles));
 }

@@ -119,12 +119,6 @@ struct Traits {
   // and reads 16 floats a tile) and the softmax done by both warpgroups.
   // Over an e4m3 cache (kKvFp8) the same, on the widened fp16 stages.
   static constexpr bool kColSplit = kHeadDim > 256;
-  // CTAs of a cluster that share each K / V tile by TMA multicast: one everywhere. At D = 512 a
-  // pair of 64-row CTAs on one 128-row item, each loading half of every tile into both CTAs'
-  // stages (a stage refilled once the consumers of both had released it), measured 17% slower
-  // than CTAs alone on d512, although each CTA now reads 1 KB of K and V a key for its 64 rows:
-  // the later CTA of the pair set every load's start (docs/perf.md, v48).
-  static constexpr int kClusterM = 1;
   static_assert(!kColSplit || (kKv_ != kKvNvfp4 && !kQkvFp8_), "head dim 512: 16-bit Q, K and V or an e4m3 cache");
   // Columns of Q and O a consumer warpgroup holds, and its k depth of Q K^T.
   static constexpr int kOCols = kColSplit ? kHeadDim / 2 : kHeadDim;
@@ -149,8 +143,11 @@ struct Traits {
                 "hopper.cpp bounds rows and work items by the smallest and largest M tiles");
   static constexpr int kThreads = (kConsumerWarpgroups + kProducerWarpgroups) * kWarpgroupThreads;
   static constexpr int kLaunchRegs = kThreeConsumers ? kLaunchRegistersOfThree : kLaunchRegisters;
-  // 64-row blocks of the M tile: one a consumer warpgroup, or one shared by both (kColSplit).
-  static constexpr int kRowBlocks = kColSplit ? kClusterM : kConsumerWarpgroups;
+  // 64-row blocks of the M tile: one a consumer warpgroup, or one shared by both (kColSplit: a CTA
+  // reads 1 KB of K and V a key for its 64 rows; a pair of CTAs on a 128-row item sharing each tile
+  // by TMA multicast measured 17% slower on d512, its stages refilled only once both CTAs'
+  // consumers had released them; docs/perf.md, v48).
+  static constexpr int kRowBlocks = kColSplit ? 1 : kConsumerWarpgroups;
   static constexpr int kBlockM = kRowBlocks * kRowsPerWarpgroup;
   // Keys per tile: 128 while Q, two K and two V stages fit in 227 KB; 16-bit D = 256 halves it.
   // e4m3 Q/K/V at D = 256 keeps 128 (a 32 KB K, V^T and raw V tile, one raw stage: 224 KB): it
@@ -166,8 +163,7 @@ struct Traits {
   // Head dim 512: 32 keys (K and V take 1 KB of shared memory a key each; see the plan below).
   static constexpr int kBlockN = kFp8LongTile ? 192 : kHeadDim <= 128 || kFp8WideTile ? 128 : kColSplit ? 32 : 64;
   // Rows of a TMA box at most: the largest power of two dividing kBlockN (a tile is whole boxes).
-  // A cluster's CTAs (kClusterM) each load half of a tile's boxes: at least two a tile.
-  static constexpr int kBoxRows = kClusterM > 1 ? kBlockN / kClusterM : kBlockN & -kBlockN;
+  static constexpr int kBoxRows = kBlockN & -kBlockN;
   static constexpr int kLog2BoxRows = kBoxRows == 128 ? 7 : kBoxRows == 64 ? 6 : kBoxRows == 32 ? 5 : 4;
   static_assert((1 << kLog2BoxRows) == kBoxRows, "boxes of 16, 32, 64 or 128 rows");
   // Whether the kernel compiles the split code: not the short form, whose requests never split
@@ -238,8 +234,8 @@ struct Traits {
   // A split piece's partial per consumer warpgroup (cuda/common/split.cuh): O (D / 2 fp32 a
   // thread), a maximum and a denominator for each of a thread's two rows.
   static constexpr int kSplitGroupFloats = (kOCols / 2 + 2 * 2) * kWarpgroupThreads;
-  // Partials a work item stores: one a consumer warpgroup of each CTA of the cluster.
-  static constexpr int kSplitGroups = kConsumerWarpgroups * kClusterM;
+  // Partials a work item stores: one a consumer warpgroup.
+  static constexpr int kSplitGroups = kConsumerWarpgroups;
 
   // A consumer warpgroup's Q region; it also stages the 16-bit output rows, so e4m3 Q (half of
   // it) keeps the 16-bit size.

@@ -1,5 +1,5 @@
 // The work items a CTA of the Hopper kernel takes, in order: the static walk (items striped over
-// the grid; clusters walk as one) or the scheduler's (items its producer draws, scheduler.cuh).
+// the grid) or the scheduler's (items its producer draws, scheduler.cuh).
 #pragma once
 
 #include "core/params.h"
@@ -18,11 +18,9 @@ namespace sm90 {
 // registers; a walk whose next index came from the metadata (find_work) moved the consumers'
 // stages and WGMMA descriptors to per-thread registers (an R2UR before every WGMMA;
 // chunk_prefix measured 4% slower).
-// A cluster of kClusterM CTAs (Traits::kClusterM) walks as one: items blockIdx.x / kClusterM, ...
 template <class Tr, bool kSplit, class F>
 __device__ __forceinline__ void for_each_item(const Params& p, const SplitPlan& plan, int num_tiles, F&& f) {
-  constexpr unsigned kCluster = Tr::kClusterM;
-  for (int tile = blockIdx.x / kCluster; tile < num_tiles; tile += gridDim.x / kCluster) {
+  for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
     const Work w = Work::make<Tr::kBlockM, kSplit, Tr::kTake>(p, plan, tile);
     if (!w.empty()) f(w, tile);
   }

@@ -15,15 +15,11 @@
 namespace ctxattn {
 namespace sm90 {
 
-// Consumer warpgroup c's 64-row block of the work item (traits.cuh first_col_of has its columns).
-// (A CTA's rank in its cluster: the grid is one-dimensional and the clusters kClusterM x 1 x 1.)
-template <class Tr>
-__device__ __forceinline__ int cluster_rank() {
-  return Tr::kClusterM > 1 ? static_cast<int>(blockIdx.x % Tr::kClusterM) : 0;
-}
+// Consumer warpgroup c's 64-row block of the work item (traits.cuh first_col_of has its columns;
+// the column-split warpgroups share block 0).
 template <class Tr>
 __device__ __forceinline__ int row_block_of(int c) {
-  return Tr::kColSplit ? cluster_rank<Tr>() : c;
+  return Tr::kColSplit ? 0 : c;
 }
 
 struct Work : WorkTile {
