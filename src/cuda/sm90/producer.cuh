@@ -30,8 +30,8 @@ namespace sm90 {
 // 16-bit D = 256 (64-key tiles, V waited for after the Q K^T issue: d256 +1%), the one-term e4m3
 // Q/K/V kernels (fp8.long_8k 747 -> 777, fp8.d64 +1-3%, fp8.batch_1k +1-2%: the transposing
 // warps then wait for a raw V that comes a tile later), nor over an e4m3 cache, whose wideners
-// take K and V of one tile in turn. The 16-bit column-split kernel at D = 512 (two stages of 32
-// keys; ncu: the consumers' wait for K 17% of their loop's stall samples, H200) takes it too.
+// take K and V of one tile in turn. The 16-bit column-split kernel at D = 512 takes it: d512 -1
+// to -2% on the H100 (docs/perf.md, v47).
 template <class Tr>
 constexpr bool kVBehindK =
     (Tr::kQkvFp8 && Tr::kTwoTermP) || (!Tr::kQkvFp8 && !Tr::kKvFp8 && (Tr::kHeadDim <= 128 || Tr::kColSplit));
