@@ -45,23 +45,31 @@ void vary_d512(ProblemSpec& spec, int i) {
   if (i % 5 == 3) spec.skip_factor = 1e-30f;
 }
 
+// Cases 0 .. cases - 1 of make(i) (a spec of the case's dtypes), varied by vary_d512: each served by
+// the Hopper kernel and matching the CPU reference.
+template <class Make>
+void expect_d512_cases(int cases, Make&& make) {
+  int served = 0;
+  for (int i = 0; i < cases; ++i) {
+    ProblemSpec spec = make(i);
+    vary_d512(spec, i);
+    SCOPED_TRACE("case " + std::to_string(i) + ", page size " + std::to_string(spec.page_size));
+    expect_sm90_serves_and_matches(spec);
+    ++served;
+  }
+  EXPECT_EQ(served, cases);
+}
+
 // bf16 and fp16 Q/K/V at D = 512 against the CPU reference (outputs NaN-poisoned, spare pages
 // too), bf16 / e4m3 / nvfp4 outputs (each warpgroup encodes its 256 columns and their block
 // scales), LSE (written by one warpgroup), over vary_d512's cases; AUTO picks the Hopper kernel.
 TEST(CudaSm90, HeadDim512MatchesTheReference) {
   if (!hopper_present()) GTEST_SKIP() << "no sm90 GPU on this machine";
   const ctxattn_dtype_t outs[] = {CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_NVFP4};
-  constexpr int kCases = 14;
-  int served = 0;
-  for (int i = 0; i < kCases; ++i) {
+  expect_d512_cases(14, [&](int i) {
     const ctxattn_dtype_t elem = (i / 2) % 2 == 0 ? CTXATTN_DTYPE_BFLOAT16 : CTXATTN_DTYPE_FLOAT16;
-    ProblemSpec spec = typed_spec(512, elem, elem, outs[i % 3]);
-    vary_d512(spec, i);
-    SCOPED_TRACE("case " + std::to_string(i) + ", page size " + std::to_string(spec.page_size));
-    expect_sm90_serves_and_matches(spec);
-    ++served;
-  }
-  EXPECT_EQ(served, kCases);
+    return typed_spec(512, elem, elem, outs[i % 3]);
+  });
 }
 
 // 16-bit and e4m3 queries over an e4m3 cache at D = 512 (the column-split kernel on fp16 stages the
@@ -74,16 +82,7 @@ TEST(CudaSm90, HeadDim512OverAnE4m3Cache) {
   const ctxattn_dtype_t queries[] = {CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_FLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3};
   const ctxattn_dtype_t outs[] = {CTXATTN_DTYPE_BFLOAT16, CTXATTN_DTYPE_FLOAT8_E4M3, CTXATTN_DTYPE_FLOAT16,
                                   CTXATTN_DTYPE_NVFP4};
-  constexpr int kCases = 13;
-  int served = 0;
-  for (int i = 0; i < kCases; ++i) {
-    ProblemSpec spec = typed_spec(512, queries[i % 3], CTXATTN_DTYPE_FLOAT8_E4M3, outs[i % 4]);
-    vary_d512(spec, i);
-    SCOPED_TRACE("case " + std::to_string(i) + ", page size " + std::to_string(spec.page_size));
-    expect_sm90_serves_and_matches(spec);
-    ++served;
-  }
-  EXPECT_EQ(served, kCases);
+  expect_d512_cases(13, [&](int i) { return typed_spec(512, queries[i % 3], CTXATTN_DTYPE_FLOAT8_E4M3, outs[i % 4]); });
 }
 
 // NVFP4 caches at D = 512 (no kernel on either GPU backend; the CPU backend runs them): refused
