@@ -10,6 +10,11 @@
 # BUILD_DIR: a configured and built tree of HEAD (e.g. `make build`'s build/). OUT_DIR receives
 # libctxattn.so* and, under objects/, the recompiled objects. Sources the patch adds, and changes
 # to the build files, need a real build.
+#
+# Environment: ONLY=REGEX recompiles only the affected objects whose path matches REGEX (a patch
+# whose effect is confined to some kernels, e.g. ONLY=_d512; the caller vouches that the others
+# compile unchanged); FLAGS="..." appends to each recompiled object's compile command (e.g. a -D
+# that picks one of several settings a patch offers).
 set -euo pipefail
 BUILD=$(cd "${1:?build dir}" && pwd)
 PATCH=$(realpath "${2:?patch}")
@@ -58,12 +63,14 @@ while IFS= read -r dep; do
   [ "$hit" -eq 1 ] || continue
   rel=${dep#"$BUILD"/}
   rel=${rel%.d}
+  [[ -z "${ONLY:-}" || "$rel" =~ ${ONLY} ]] || continue
   cmd=${command_of[$rel]:-}
   [ -n "$cmd" ] || { echo "no compile command for $rel"; exit 1; }
   # The same command on the worktree's sources and headers, into the variant's copy of the object.
   cmd=${cmd//"$ROOT/src"/"$WORK/tree/src"}
   cmd=${cmd//"$ROOT/include"/"$WORK/tree/include"}
   cmd=${cmd//@OUT@/"$WORK/link/$rel"}
+  cmd="$cmd ${FLAGS:-}"
   rm -f "$WORK/link/$rel"
   echo "compiling $rel"
   (cd "$BUILD" && eval "$cmd") 2>&1 | grep -E "error|spill" || true
