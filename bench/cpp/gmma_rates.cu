@@ -87,7 +87,9 @@ __device__ __forceinline__ void rs(const uint32_t* a, uint64_t b, float (&d)[N],
 }
 
 // Q K^T over kSteps 32-byte k steps: A (64 rows) from the region at a (128-byte swizzled chunks of
-// 8 KB) or from q; B from b (chunks of kChunkB bytes: 32 or 64 rows of 128 bytes).
+// 8 KB) or from q; B from b (chunks of kChunkB bytes: 32 or 64 rows of 128 bytes). Every step
+// accumulates onto the last (no zeroing scale): a step whose result the next overwrote would be
+// dead code, which ptxas removes (it did, for the e4m3 forms).
 template <class Ss, class Rs, int kSteps, int kChunkB, bool kRegsA, int kS, int kQ>
 __device__ __forceinline__ void qk(float (&s)[kS], const uint32_t (&q)[kQ], uint32_t a, uint32_t b) {
 #pragma unroll
@@ -95,10 +97,10 @@ __device__ __forceinline__ void qk(float (&s)[kS], const uint32_t (&q)[kQ], uint
     const uint32_t in_chunk = (kk % 4) * 32;
     const uint64_t db = sm90::sw128_desc(b + (kk / 4) * kChunkB + in_chunk, 16, sm90::kGroupBytes);
     if constexpr (kRegsA) {
-      rs<Rs>(&q[4 * kk], db, s, kk == 0, std::make_index_sequence<kS>{});
+      rs<Rs>(&q[4 * kk], db, s, false, std::make_index_sequence<kS>{});
     } else {
       const uint64_t da = sm90::sw128_desc(a + (kk / 4) * 8192 + in_chunk, 16, sm90::kGroupBytes);
-      ss<Ss>(da, db, s, kk == 0, std::make_index_sequence<kS>{});
+      ss<Ss>(da, db, s, false, std::make_index_sequence<kS>{});
     }
   }
 }
@@ -170,9 +172,9 @@ __global__ void __launch_bounds__(256, 1) rates(int iters, int active, long long
 #pragma unroll
   for (int i = 0; i < R::kO; ++i) o[i] = 0.0f;
 #pragma unroll
-  for (int i = 0; i < R::kQ; ++i) q[i] = 0x3c003c00u ^ (threadIdx.x * 64 + i);
+  for (int i = 0; i < R::kQ; ++i) q[i] = 0x34343434u ^ ((threadIdx.x * 64 + i) & 0x0b0b0b0bu);
 #pragma unroll
-  for (int i = 0; i < R::kP; ++i) p[i] = 0x3c003c00u ^ (threadIdx.x * 8 + i);
+  for (int i = 0; i < R::kP; ++i) p[i] = 0x34343434u ^ ((threadIdx.x * 8 + i) & 0x0b0b0b0bu);
   issue<kMode>(s, o, q, p, base, base + kRegionBytes);  // warm-up
   cute::warpgroup_wait<0>();
   asm volatile("bar.sync %0, 128;" ::"r"(wg + 1));
