@@ -215,6 +215,11 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
     }
   }
 
+  // kColSplit without the vote: Q as registers (mma.cuh kQRegs), read from the tile load_q stored.
+  // (The vote kernel's loop spills with them: skip0.d512 +16%.)
+  constexpr bool kQRegs = Mma::kQRegs > 0 && !kSkip;
+  uint32_t q_regs[Mma::kQRegs > 0 ? Mma::kQRegs : 1];
+  if constexpr (kQRegs) Mma::load_q_operand(q_regs, q_ptr, t);
   // kColSplit: the warpgroup's own column chunks of K and V.
   const uint32_t kv_cols = (first_col_of<Tr>(consumer_index) / kChunkCols) * Tr::kKvChunkStride;
   auto k_tile = [&](int stage) { return smem_base + Tr::kSmemK + stage * Tr::kKvTileBytes + kv_cols; };
@@ -231,6 +236,13 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
   for (int i = 0; i < kORegs; ++i) o[i] = 0.0f;
   float s[kSRegs];
   uint32_t prob[kPRegs];
+  auto issue_s = [&](int stage) {
+    if constexpr (kQRegs) {
+      Mma::qk(s, q_regs, q_tile, k_tile(stage));
+    } else {
+      Mma::qk(s, q_tile, k_tile(stage));
+    }
+  };
   float correction[2];
 
   int n_min, n_max;
@@ -257,7 +269,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
     // First tile: S alone, then its softmax.
     wait_barrier(bars.full_k(k_state.stage), k_state.phase);
     my_turn();
-    Mma::qk(s, q_tile, k_tile(k_state.stage));
+    issue_s(k_state.stage);
     next_turn();
     cute::warpgroup_wait<0>();
     release(bars.empty_k(k_state.stage));
@@ -282,7 +294,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
       wait_barrier(bars.full_k(k_state.stage), k_state.phase);
       if constexpr (!Tr::kLazySchedule || kTurns) wait_barrier(bars.full_v(v_state.stage), v_state.phase);
       my_turn();
-      Mma::qk(s, q_tile, k_tile(k_state.stage));
+      issue_s(k_state.stage);
       if constexpr (Tr::kLazySchedule && !kTurns) wait_barrier(bars.full_v(v_state.stage), v_state.phase);
       if constexpr (kRescaleInTurn) {
         fence_operands(o);  // after the Q K^T issue

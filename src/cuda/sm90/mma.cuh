@@ -1,5 +1,6 @@
 // The two GEMMs of a consumer warpgroup on WGMMA (64 rows each):
-//   S  = Q K^T   A = Q and B = K from shared memory, both K-major
+//   S  = Q K^T   A = Q and B = K from shared memory, both K-major (the 16-bit column-split kernel
+//                without the vote: Q's first k steps from registers, kQRegSteps)
 //   O += P V     A = P from registers (the S accumulator converted in place), B = V MN-major
 // The instructions are CuTe's SM90 GMMA atoms; this file builds their shared-memory
 // descriptors for the 128-byte-swizzled chunk layout of traits.cuh and unrolls the k steps.
@@ -12,6 +13,7 @@
 
 #include <utility>
 
+#include <cute/arch/copy_sm75.hpp>
 #include <cute/arch/mma_sm90_desc.hpp>
 #include <cute/arch/mma_sm90_gmma.hpp>
 
@@ -56,6 +58,8 @@ template <typename T, int N>
 struct SsOp;
 template <typename T, int N>
 struct RsOp;
+template <typename T, int N>
+struct RsKOp;  // A from registers, B K-major (Q K^T with Q in registers)
 #define CTXATTN_SM90_GMMA_OPS(T, NAME, N)                                                              \
   template <>                                                                                           \
   struct SsOp<T, N> {                                                                                   \
@@ -64,6 +68,10 @@ struct RsOp;
   template <>                                                                                           \
   struct RsOp<T, N> {                                                                                   \
     using type = gmma::MMA_64x##N##x16_F32##NAME##NAME##_RS<gmma::Major::K, gmma::Major::MN>;           \
+  };                                                                                                    \
+  template <>                                                                                           \
+  struct RsKOp<T, N> {                                                                                  \
+    using type = gmma::MMA_64x##N##x16_F32##NAME##NAME##_RS<gmma::Major::K, gmma::Major::K>;            \
   };
 CTXATTN_SM90_GMMA_OPS(__nv_bfloat16, BF16, 32)
 CTXATTN_SM90_GMMA_OPS(__nv_bfloat16, BF16, 64)
@@ -105,8 +113,9 @@ __device__ __forceinline__ void ss_fma(uint64_t a, uint64_t b, float (&d)[N], gm
   Op::fma(a, b, d[I]..., scale);
 }
 template <class Op, int N, size_t... I>
-__device__ __forceinline__ void rs_fma(const uint32_t (&a)[4], uint64_t b, float (&d)[N], std::index_sequence<I...>) {
-  Op::fma(a[0], a[1], a[2], a[3], b, d[I]..., gmma::ScaleOut::One);
+__device__ __forceinline__ void rs_fma(const uint32_t (&a)[4], uint64_t b, float (&d)[N], std::index_sequence<I...>,
+                                       gmma::ScaleOut scale = gmma::ScaleOut::One) {
+  Op::fma(a[0], a[1], a[2], a[3], b, d[I]..., scale);
 }
 
 template <int N>
@@ -148,6 +157,14 @@ struct WarpgroupMma {
   static constexpr int kSRegs = Tr::kBlockN / 2;   // 64 x kBlockN fp32 over 128 threads
   static constexpr int kORegs = Tr::kOCols / 2;   // 64 x D (kColSplit: D / 2) fp32 over 128 threads
   static constexpr int kPRegs = Tr::kBlockN / 4;   // P as packed 16-bit pairs
+  // kColSplit: the first kQRegSteps k16 steps of the warpgroup's 64 x 256 Q as the A operand of
+  // Q K^T in registers (4 a step), read once an item; its 32-key Q K^T otherwise reads Q's 32 KB
+  // from shared memory every tile, twice the bytes of K, and two warpgroups' N = 32 Q K^T from
+  // shared memory alone runs at 128 B a cycle, 0.67x the tensor peak (bench/cpp/gmma_rates.cu).
+  // The rest stays in shared memory. 8 steps: d512 -2.9% on the H100; 12 steps +8.6%, and the
+  // e4m3-cache kernels spill with any (docs/perf.md, v49).
+  static constexpr int kQRegSteps = Tr::kColSplit && !Tr::kKvFp8 ? 8 : 0;
+  static constexpr int kQRegs = kQRegSteps * 4;
 
   // Issues S = Q K^T (async; the caller commits and waits). q: this warpgroup's Q tile (64 rows),
   // k: the K tile (kBlockN rows). Both GEMMs on MmaElem (traits.cuh). kColSplit: q is the
@@ -155,6 +172,48 @@ struct WarpgroupMma {
   __device__ static void qk(float (&s)[kSRegs], uint32_t q, uint32_t k) {
     using Op = typename SsOp<MmaElem<T, Tr>, Tr::kBlockN>::type;
     issue_qk<Op, Tr::kOCols / 16>(s, q, k, Tr::kKvChunkStride, Tr::kKvGroupStride);
+  }
+
+  // The A operand of the first kQRegSteps k16 steps of Q K^T from this warpgroup's swizzled Q
+  // tile q_ptr (64 rows in chunks of 64 columns, traits.cuh), by ldmatrix: lanes 8m..8m+7 address
+  // the rows of 8 x 8 matrix m (rows + 8 for odd m, columns + 8 for m >= 2), which come back as
+  // a0..a3 of the operand order to_operand (below) describes. The caller has synchronised the
+  // warpgroup after Q's stores.
+  __device__ static void load_q_operand(uint32_t (&qf)[kQRegs > 0 ? kQRegs : 1], const char* q_ptr, int t) {
+    const int lane = t % 32;
+    const int row = (t / 32) * 16 + (lane % 8) + 8 * ((lane / 8) % 2);
+#pragma unroll
+    for (int kk = 0; kk < kQRegSteps; ++kk) {
+      const int unit = ((kk % 4) * 2 + lane / 16) ^ (row % 8);  // 16-byte unit of the swizzled row
+      const char* src = q_ptr + (kk / 4) * (kRowsPerWarpgroup * kSwizzleBytes) + row * kSwizzleBytes + unit * 16;
+      cute::SM75_U32x4_LDSM_N::copy(*reinterpret_cast<const cute::uint128_t*>(src), qf[4 * kk], qf[4 * kk + 1],
+                                    qf[4 * kk + 2], qf[4 * kk + 3]);
+    }
+  }
+
+  // Issues S = Q K^T with Q's first kQRegSteps k steps in registers (load_q_operand), the rest
+  // read from q (this warpgroup's Q tile); k, the first of the warpgroup's K columns.
+  __device__ static void qk(float (&s)[kSRegs], const uint32_t (&qf)[kQRegs > 0 ? kQRegs : 1], uint32_t q,
+                            uint32_t k) {
+    using RsK = typename RsKOp<MmaElem<T, Tr>, Tr::kBlockN>::type;
+    using Ss = typename SsOp<MmaElem<T, Tr>, Tr::kBlockN>::type;
+    fence_operands(s);
+    cute::warpgroup_arrive();
+#pragma unroll
+    for (int kk = 0; kk < Tr::kOCols / 16; ++kk) {
+      const uint32_t in_chunk = (kk % 4) * 32;
+      const uint64_t b = sw128_desc(k + (kk / 4) * Tr::kKvChunkStride + in_chunk, 16, Tr::kKvGroupStride);
+      const gmma::ScaleOut scale = kk == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One;
+      if (kk < kQRegSteps) {
+        const uint32_t a[4] = {qf[4 * kk], qf[4 * kk + 1], qf[4 * kk + 2], qf[4 * kk + 3]};
+        rs_fma<RsK>(a, b, s, std::make_index_sequence<kSRegs>{}, scale);
+      } else {
+        const uint64_t a = sw128_desc(q + (kk / 4) * (kRowsPerWarpgroup * kSwizzleBytes) + in_chunk, 16, kGroupBytes);
+        ss_fma<Ss>(a, b, s, scale, std::make_index_sequence<kSRegs>{});
+      }
+    }
+    cute::warpgroup_commit_batch();
+    fence_operands(s);
   }
 
   // Issues O += P V (async). v: the V tile (kBlockN rows of D columns; kColSplit: the first of the
@@ -209,6 +268,7 @@ struct WarpgroupMma<__nv_fp8_e4m3, Tr> {
   static constexpr int kPQuads = Tr::kBlockN / 8;  // one term of P as packed e4m3 quads
   static constexpr int kPRegs = (Tr::kTwoTermP ? 2 : 1) * kPQuads;  // hi terms, then lo terms
   static constexpr int kPLog2 = Tr::kFoldPScale ? 8 : 0;          // what the softmax leaves: 256 p, or p
+  static constexpr int kQRegs = 0;                                // Q from shared memory
   static constexpr float kPScale = Tr::kFoldPScale ? 1.0f : 256.0f;  // what to_operand multiplies it by
   static constexpr float kOScale = 1.0f / 256.0f;
 
