@@ -217,9 +217,9 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
 
   // kColSplit without the vote: Q as registers (mma.cuh kQRegs), read from the tile load_q stored.
   // (The vote kernel's loop spills with them: skip0.d512 +16%.)
-  constexpr bool kQRegs = Mma::kQRegs > 0 && !kSkip;
+  constexpr bool kQInRegs = Mma::kQRegs > 0 && !kSkip;
   uint32_t q_regs[Mma::kQRegs > 0 ? Mma::kQRegs : 1];
-  if constexpr (kQRegs) Mma::load_q_operand(q_regs, q_ptr, t);
+  if constexpr (kQInRegs) Mma::load_q_operand(q_regs, q_ptr, t);
   // kColSplit: the warpgroup's own column chunks of K and V.
   const uint32_t kv_cols = (first_col_of<Tr>(consumer_index) / kChunkCols) * Tr::kKvChunkStride;
   auto k_tile = [&](int stage) { return smem_base + Tr::kSmemK + stage * Tr::kKvTileBytes + kv_cols; };
@@ -237,7 +237,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
   float s[kSRegs];
   uint32_t prob[kPRegs];
   auto issue_s = [&](int stage) {
-    if constexpr (kQRegs) {
+    if constexpr (kQInRegs) {
       Mma::qk(s, q_regs, q_tile, k_tile(stage));
     } else {
       Mma::qk(s, q_tile, k_tile(stage));
