@@ -132,19 +132,30 @@ __device__ __forceinline__ void fence_operands(uint32_t (&d)[N]) {
 // Issues S = Q K^T (async; the caller commits and waits) in kSteps k steps of 32 bytes (16 16-bit
 // or 32 e4m3 values), both operands in shared memory: q, this warpgroup's Q tile (64 rows); k, the
 // K tile; chunks of 128-byte swizzled rows, chunk_bytes apart in K, its 8-row groups group_bytes
-// apart (traits.cuh kKvChunkStride, kKvGroupStride).
-template <class Op, int kSteps, int kSRegs>
+// apart (traits.cuh kKvChunkStride, kKvGroupStride). kRegSteps > 0: the first kRegSteps steps take
+// A from qf instead (4 registers a step, RegOp: A from registers, B K-major).
+template <class Op, int kSteps, class RegOp = Op, int kRegSteps = 0, int kSRegs>
 __device__ __forceinline__ void issue_qk(float (&s)[kSRegs], uint32_t q, uint32_t k, uint32_t chunk_bytes,
-                                         uint32_t group_bytes) {
+                                         uint32_t group_bytes, const uint32_t* qf = nullptr) {
   fence_operands(s);
   cute::warpgroup_arrive();
 #pragma unroll
   for (int kk = 0; kk < kSteps; ++kk) {
     // k step kk: chunk kk / 4, 32 bytes a step inside the chunk's 128-byte rows.
     const uint32_t in_chunk = (kk % 4) * 32;
-    const uint64_t a = sw128_desc(q + (kk / 4) * (kRowsPerWarpgroup * kSwizzleBytes) + in_chunk, 16, kGroupBytes);
     const uint64_t b = sw128_desc(k + (kk / 4) * chunk_bytes + in_chunk, 16, group_bytes);
-    ss_fma<Op>(a, b, s, kk == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One, std::make_index_sequence<kSRegs>{});
+    const gmma::ScaleOut scale = kk == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One;
+    bool from_registers = false;
+    if constexpr (kRegSteps > 0) from_registers = kk < kRegSteps;
+    if (from_registers) {
+      if constexpr (kRegSteps > 0) {
+        const uint32_t a[4] = {qf[4 * kk], qf[4 * kk + 1], qf[4 * kk + 2], qf[4 * kk + 3]};
+        rs_fma<RegOp>(a, b, s, std::make_index_sequence<kSRegs>{}, scale);
+      }
+    } else {
+      const uint64_t a = sw128_desc(q + (kk / 4) * (kRowsPerWarpgroup * kSwizzleBytes) + in_chunk, 16, kGroupBytes);
+      ss_fma<Op>(a, b, s, scale, std::make_index_sequence<kSRegs>{});
+    }
   }
   cute::warpgroup_commit_batch();
   fence_operands(s);
@@ -184,6 +195,8 @@ struct WarpgroupMma {
     const int row = (t / 32) * 16 + (lane % 8) + 8 * ((lane / 8) % 2);
 #pragma unroll
     for (int kk = 0; kk < kQRegSteps; ++kk) {
+      // smem_layout.cuh swizzled_offset of column 16 kk + 8 (lane / 16), written out: through that
+      // helper ptxas compiled d512's tile loop 12 instructions longer.
       const int unit = ((kk % 4) * 2 + lane / 16) ^ (row % 8);  // 16-byte unit of the swizzled row
       const char* src = q_ptr + (kk / 4) * (kRowsPerWarpgroup * kSwizzleBytes) + row * kSwizzleBytes + unit * 16;
       cute::SM75_U32x4_LDSM_N::copy(*reinterpret_cast<const cute::uint128_t*>(src), qf[4 * kk], qf[4 * kk + 1],
@@ -195,25 +208,9 @@ struct WarpgroupMma {
   // read from q (this warpgroup's Q tile); k, the first of the warpgroup's K columns.
   __device__ static void qk(float (&s)[kSRegs], const uint32_t (&qf)[kQRegs > 0 ? kQRegs : 1], uint32_t q,
                             uint32_t k) {
-    using RsK = typename RsKOp<MmaElem<T, Tr>, Tr::kBlockN>::type;
-    using Ss = typename SsOp<MmaElem<T, Tr>, Tr::kBlockN>::type;
-    fence_operands(s);
-    cute::warpgroup_arrive();
-#pragma unroll
-    for (int kk = 0; kk < Tr::kOCols / 16; ++kk) {
-      const uint32_t in_chunk = (kk % 4) * 32;
-      const uint64_t b = sw128_desc(k + (kk / 4) * Tr::kKvChunkStride + in_chunk, 16, Tr::kKvGroupStride);
-      const gmma::ScaleOut scale = kk == 0 ? gmma::ScaleOut::Zero : gmma::ScaleOut::One;
-      if (kk < kQRegSteps) {
-        const uint32_t a[4] = {qf[4 * kk], qf[4 * kk + 1], qf[4 * kk + 2], qf[4 * kk + 3]};
-        rs_fma<RsK>(a, b, s, std::make_index_sequence<kSRegs>{}, scale);
-      } else {
-        const uint64_t a = sw128_desc(q + (kk / 4) * (kRowsPerWarpgroup * kSwizzleBytes) + in_chunk, 16, kGroupBytes);
-        ss_fma<Ss>(a, b, s, scale, std::make_index_sequence<kSRegs>{});
-      }
-    }
-    cute::warpgroup_commit_batch();
-    fence_operands(s);
+    using Op = typename SsOp<MmaElem<T, Tr>, Tr::kBlockN>::type;
+    using RegOp = typename RsKOp<MmaElem<T, Tr>, Tr::kBlockN>::type;
+    issue_qk<Op, Tr::kOCols / 16, RegOp, kQRegSteps>(s, q, k, Tr::kKvChunkStride, Tr::kKvGroupStride, qf);
   }
 
   // Issues O += P V (async). v: the V tile (kBlockN rows of D columns; kColSplit: the first of the
