@@ -5,7 +5,7 @@
 // Served: fp16 / bf16 Q with K/V of the same type or e4m3, e4m3 Q with e4m3 K/V (FP8 WGMMA), and
 // at D = 128 and 256 e4m3 / fp16 / bf16 Q over NVFP4 K/V (HND scales, pages of 2048 / D tokens or more);
 // head dims 64, 128, 256, and 512 (the column-split kernel, sm90/traits.cuh kColSplit: fp16 / bf16 Q over
-// K/V of their type or e4m3, e4m3 Q over e4m3 K/V widened to fp16),
+// K/V of their type or e4m3, e4m3 Q over e4m3 K/V on FP8 WGMMA, or widened to fp16 for nvfp4 output),
 // every page size (pages of 8+ tokens by TMA, smaller ones gathered by cp.async), every mask, sink,
 // scale, LSE and output kind of the SPEC; K/V and Q with 16-byte aligned data and strides.
 // Everything else is answered UNSUPPORTED with the reason, and AUTO then runs the portable backend
@@ -69,10 +69,11 @@ Status encode_fn(EncodeTiled* fn) {
 
 // e4m3 Q, K and V run on FP8 WGMMA (H200: fp8.long_8k 907 us against 1465 on the widened
 // kernel); CTXATTN_SM90_FP8_MMA=0 sends them to the fp16 kernel of the e4m3-KV path instead (Q
-// widened as it is copied in).
+// widened as it is copied in). At head dim 512 nvfp4 output goes there too (the column-split
+// FP8 kernel has no two-term P: sm90/traits.cuh kColSplit).
 bool fp8_mma(const Params& p) {
   if (p.q_dtype != CTXATTN_DTYPE_FLOAT8_E4M3 || p.kv_dtype != CTXATTN_DTYPE_FLOAT8_E4M3) return false;
-  if (p.head_dim == 512) return false;  // the FP8 kernels stop at D = 256 (WGMMA N): d512_served
+  if (p.head_dim == 512 && p.out_dtype == CTXATTN_DTYPE_NVFP4) return false;
   const char* env = std::getenv("CTXATTN_SM90_FP8_MMA");
   return env == nullptr || env[0] != '0';
 }
@@ -88,9 +89,10 @@ bool group_major(const Params& p, bool qkv_fp8) {
 bool nvfp4_head_dim(int head_dim) { return head_dim == 128 || head_dim == 256; }
 
 // Head dim 512 (the column-split kernels, skip-softmax included): 16-bit Q, K and V of one dtype
-// (inst/attention_{bf16,f16}_d512.cu), and 16-bit or e4m3 Q over an e4m3 cache, widened to fp16
-// (inst/attention_{bf16,f16}_kv8_d512.cu; e4m3 Q on the fp16 one). NVFP4 caches at D = 512 have no
-// GPU kernel (the CPU backend runs them).
+// (inst/attention_{bf16,f16}_d512.cu), 16-bit Q over an e4m3 cache, widened to fp16
+// (inst/attention_{bf16,f16}_kv8_d512.cu), and e4m3 Q over e4m3 on FP8 WGMMA
+// (inst/attention_e4m3_d512.cu; nvfp4 output and CTXATTN_SM90_FP8_MMA=0 on the widened fp16 one:
+// fp8_mma). NVFP4 caches at D = 512 have no GPU kernel (the CPU backend runs them).
 bool d512_served(const Params& p) {
   const bool q16 = p.q_dtype == CTXATTN_DTYPE_BFLOAT16 || p.q_dtype == CTXATTN_DTYPE_FLOAT16;
   if (p.kv_dtype == CTXATTN_DTYPE_FLOAT8_E4M3) return q16 || p.q_dtype == CTXATTN_DTYPE_FLOAT8_E4M3;
@@ -288,7 +290,8 @@ int box_rows_for(const Params& p, bool qkv_fp8) {
     case 64: return sm90::Traits<64>::kBoxRows;
     case 128: return sm90::Traits<128>::kBoxRows;
     case 512:
-      static_assert(sm90::Traits<512, sm90::kKvE4m3>::kBoxRows == sm90::Traits<512>::kBoxRows,
+      static_assert(sm90::Traits<512, sm90::kKvE4m3>::kBoxRows == sm90::Traits<512>::kBoxRows &&
+                        sm90::Traits<512, sm90::kKv16, true>::kBoxRows == sm90::Traits<512>::kBoxRows,
                     "one box height at D = 512");
       return sm90::Traits<512>::kBoxRows;
     default:
@@ -321,11 +324,12 @@ Status run_elem(const Params& p, const sm90::LaunchEnv& env, const sm90::TmaMaps
                      std::to_string(p.head_dim));
 }
 
-// e4m3 Q, K and V (FP8 WGMMA); the head dim is one of 64, 128 and 256 (cuda_sm90_supports).
+// e4m3 Q, K and V (FP8 WGMMA); the head dim is one of 64, 128, 256 and 512 (cuda_sm90_supports).
 Status run_qkv_fp8(const Params& p, const sm90::LaunchEnv& env, const sm90::TmaMaps& maps) {
   switch (p.head_dim) {
     case 64: return sm90::run_attention<sm90::Elem::kE4m3, 64, sm90::kKv16>(p, env, maps);
     case 128: return sm90::run_attention<sm90::Elem::kE4m3, 128, sm90::kKv16>(p, env, maps);
+    case 512: return sm90::run_attention<sm90::Elem::kE4m3, 512, sm90::kKv16>(p, env, maps);
     default: return sm90::run_attention<sm90::Elem::kE4m3, 256, sm90::kKv16>(p, env, maps);
   }
 }
@@ -376,11 +380,13 @@ size_t cuda_sm90_workspace_bytes(const Params& p) {
     case 64: return split_bytes_at<64>(p, sms);
     case 128: return split_bytes_at<128>(p, sms);
     case 256: return split_bytes_at<256>(p, sms);
-    case 512: {  // the 16-bit and the e4m3-cache kernels
+    case 512: {  // the 16-bit, the e4m3-cache and the FP8 kernels
       using Tr = sm90::Traits<512>;
       using KvFp8 = sm90::Traits<512, sm90::kKvE4m3>;
+      using QkvFp8 = sm90::Traits<512, sm90::kKv16, true>;
       static_assert(KvFp8::kBlockM == Tr::kBlockM && KvFp8::kSplitGroups == Tr::kSplitGroups &&
-                        KvFp8::kSplitGroupFloats == Tr::kSplitGroupFloats,
+                        KvFp8::kSplitGroupFloats == Tr::kSplitGroupFloats && QkvFp8::kBlockM == Tr::kBlockM &&
+                        QkvFp8::kSplitGroups == Tr::kSplitGroups && QkvFp8::kSplitGroupFloats == Tr::kSplitGroupFloats,
                     "one split plan at D = 512");
       return split_workspace_bytes(p, sms, Tr::kSplitGroups, Tr::kSplitGroupFloats);
     }

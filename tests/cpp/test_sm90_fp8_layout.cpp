@@ -26,7 +26,7 @@ TEST(Sm90Fp8Layout, KeyOrderIsAPermutationOfEachGroupOf32) {
 }
 
 TEST(Sm90Fp8Layout, TheAOperandHoldsThePOfTheKeyVtStoresThere) {
-  for (int block_n : {64, 128, 192}) {
+  for (int block_n : {32, 64, 128, 192}) {
     for (int kk = 0; kk < block_n / 32; ++kk) {
       for (int q = 0; q < 4; ++q) {
         for (int r = 0; r < 4; ++r) {
@@ -47,7 +47,7 @@ TEST(Sm90Fp8Layout, TheAOperandHoldsThePOfTheKeyVtStoresThere) {
 }
 
 TEST(Sm90Fp8Layout, EverySRegisterFeedsTheAOperandOnce) {
-  for (int block_n : {64, 128, 192}) {
+  for (int block_n : {32, 64, 128, 192}) {
     std::vector<int> uses(block_n / 2, 0);
     for (int kk = 0; kk < block_n / 32; ++kk) {
       for (int r = 0; r < 4; ++r) {
@@ -60,9 +60,35 @@ TEST(Sm90Fp8Layout, EverySRegisterFeedsTheAOperandOnce) {
 
 // 192-key tiles (the long form at D = 128) are two parts: keys 0-127 in 128-byte rows, then keys
 // 128-191 in 64-byte rows; every byte still lands inside its own row of its part.
+// Q K^T's A operand of the column-split kernels, read from shared memory by ldmatrix.x4 (mma.cuh
+// load_q_fragments): lanes 8m .. 8m + 7 give the rows of matrix m, rows 8 (m % 2) + lane % 8 of the
+// warp's 16 at byte 16 (m / 2) of the 32-byte k step, and thread T gets in register m the 16-bit
+// elements 2 (T % 4), 2 (T % 4) + 1 of its matrix's row T / 4 (PTX ISA, ldmatrix fragments). In
+// bytes, that is what the FP8 k32 A operand wants of register m (a_row_half, a_position), so one
+// load serves the 16-bit and the e4m3 kernels.
+TEST(Sm90Fp8Layout, LdmatrixFillsTheFp8AOperand) {
+  for (int lane = 0; lane < 32; ++lane) {
+    // The row lane `lane` addresses (load_q_fragments' formula) is row lane % 8 of matrix lane / 8.
+    const int m_addr = lane / 8;
+    EXPECT_EQ((lane % 8) + 8 * ((lane / 8) % 2), 8 * (m_addr % 2) + lane % 8);
+    EXPECT_EQ(16 * (lane / 16), 16 * (m_addr / 2));
+    const int q = lane % 4;
+    for (int m = 0; m < 4; ++m) {
+      for (int b = 0; b < 4; ++b) {
+        // Thread `lane` receives byte b of register m from row lane / 4 of matrix m, element
+        // 2 q + b / 2: byte 4 q + b of that row's 16 bytes.
+        const int row = 8 * (m % 2) + lane / 4;
+        const int k_byte = 16 * (m / 2) + 4 * q + b;
+        EXPECT_EQ(row / 8, fp8::a_row_half(m));
+        EXPECT_EQ(k_byte, fp8::a_position(m, b, q)) << "lane " << lane << " m " << m << " b " << b;
+      }
+    }
+  }
+}
+
 TEST(Sm90Fp8Layout, VtSwizzlePlacesEveryByteOfATileOnce) {
-  for (int block_n : {64, 128, 192}) {
-    for (int head_dim : {128, 256}) {
+  for (int block_n : {32, 64, 128, 192}) {
+    for (int head_dim : {128, 256, 512}) {
       std::vector<int> hits(static_cast<size_t>(block_n) * head_dim, 0);
       for (int d = 0; d < head_dim; ++d) {
         for (int pos = 0; pos < block_n; ++pos) {
@@ -80,12 +106,29 @@ TEST(Sm90Fp8Layout, VtSwizzlePlacesEveryByteOfATileOnce) {
   }
 }
 
+// Each row size's swizzle is the one its WGMMA descriptor names (CuTe's Swizzle<B, 4, 3>: address
+// bits 4 .. 4 + B - 1 XOR-ed with bits 7 .. 7 + B - 1; B = 3, 2, 1 for 128-, 64- and 32-byte rows),
+// on offsets from a 1024-byte-aligned tile.
+TEST(Sm90Fp8Layout, VtRowsFollowTheDescriptorSwizzles) {
+  for (int row_bytes : {32, 64, 128}) {
+    const int bits = row_bytes == 128 ? 3 : row_bytes == 64 ? 2 : 1;
+    const int mask = (1 << bits) - 1;
+    for (int d = 0; d < 64; ++d) {
+      for (int pos = 0; pos < row_bytes; ++pos) {
+        const int linear = d * row_bytes + pos;
+        const int swizzled = linear ^ (((linear >> 7) & mask) << 4);
+        ASSERT_EQ(fp8::vt_row_offset(d, pos, row_bytes), swizzled) << "rows of " << row_bytes << " d " << d;
+      }
+    }
+  }
+}
+
 // The transposer's stmatrix addresses (vt_store_offset, the terms load.cuh VTransposer adds up)
 // put byte 4 q + b of each lane's word at vt_offset of its V^T row and key position, for every
 // group of every tile height, including the second part of 192-key tiles.
 TEST(Sm90Fp8Layout, TransposerAddressesFollowTheVtLayout) {
-  for (int block_n : {64, 128, 192}) {
-    for (int head_dim : {128, 256}) {
+  for (int block_n : {32, 64, 128, 192}) {
+    for (int head_dim : {128, 256, 512}) {
       for (int g = 0; g < block_n / 32; ++g) {
         for (int unit = 0; unit < head_dim / 16; ++unit) {
           for (int lane = 0; lane < 32; ++lane) {

@@ -41,14 +41,18 @@ CTXATTN_HD constexpr int a_source(int kk, int r, int b) {
 }
 // What V^T row d's 16-byte units are XOR-ed with in a part of rows of row_bytes bytes: 128-byte
 // rows in the 128-byte swizzle (unit ^ d % 8), 64-byte rows in the 64-byte swizzle (address bits
-// 4-5 ^ bits 7-8: unit ^ (d / 2) % 4). WGMMA reads them through a descriptor of that swizzle.
-CTXATTN_HD constexpr int vt_swizzle(int d, int row_bytes) { return row_bytes == 128 ? d % 8 : (d / 2) % 4; }
+// 4-5 ^ bits 7-8: unit ^ (d / 2) % 4), 32-byte rows (32-key tiles, head dim 512) in the 32-byte
+// swizzle (bit 4 ^ bit 7: unit ^ (d / 4) % 2). WGMMA reads them through a descriptor of that
+// swizzle.
+CTXATTN_HD constexpr int vt_swizzle(int d, int row_bytes) {
+  return row_bytes == 128 ? d % 8 : row_bytes == 64 ? (d / 2) % 4 : (d / 4) % 2;
+}
 // Byte offset of position pos of V^T row d in such a part.
 CTXATTN_HD int vt_row_offset(int d, int pos, int row_bytes) {
   return d * row_bytes + (((pos / 16) ^ vt_swizzle(d, row_bytes)) * 16) + pos % 16;
 }
-// The same in a V^T tile of block_n keys and head_dim rows: one part of block_n-byte rows for 64
-// and 128 keys; for 192, a part of 128-byte rows (keys 0-127, four 32-key groups) and, after it
+// The same in a V^T tile of block_n keys and head_dim rows: one part of block_n-byte rows for 32,
+// 64 and 128 keys; for 192, a part of 128-byte rows (keys 0-127, four 32-key groups) and, after it
 // at head_dim * 128, one of 64-byte rows (keys 128-191): a swizzle row holds 64 or 128 bytes.
 CTXATTN_HD int vt_offset(int d, int pos, int block_n, int head_dim) {
   if (block_n != 192) return vt_row_offset(d, pos, block_n);
@@ -71,7 +75,9 @@ CTXATTN_HD int stsm_pos(int lane) { return 16 * (lane / 16); }
 
 // Where 32-key group g of a V^T tile of block_n keys lies (vt_offset): the row bytes of its part,
 // the part's byte offset in the tile, and the group's rank inside its part.
-CTXATTN_HD constexpr int vt_group_row_bytes(int g, int block_n) { return block_n == 64 || g >= 4 ? 64 : 128; }
+CTXATTN_HD constexpr int vt_group_row_bytes(int g, int block_n) {
+  return block_n == 32 ? 32 : block_n == 64 || g >= 4 ? 64 : 128;
+}
 CTXATTN_HD constexpr int vt_group_part(int g, int head_dim) { return g >= 4 ? head_dim * 128 : 0; }
 CTXATTN_HD constexpr int vt_group_rank(int g) { return g % 4; }
 // The byte offset of lane `lane`'s stmatrix row address for group g and column unit `unit`: V^T

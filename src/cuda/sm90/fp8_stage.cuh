@@ -259,8 +259,8 @@ struct Nvfp4Widener {
 
 // e4m3 Q/K/V (Tr::kQkvFp8): the producer warpgroup's warps 1-3 transpose each raw V tile (kBlockN
 // keys x D bytes, in the chunked 128-byte swizzle TMA wrote) into V^T, D rows of kBlockN key
-// bytes, 128-byte swizzle for 128 keys and 64-byte swizzle for 64 (the nvfp4-output kernel at
-// D = 256); 192 keys (the long form at D = 128) are two parts, keys 0-127 in 128-byte rows and
+// bytes, 128-byte swizzle for 128 keys, 64-byte swizzle for 64 (the nvfp4-output kernel at
+// D = 256) and 32-byte swizzle for 32 (head dim 512); 192 keys (the long form at D = 128) are two parts, keys 0-127 in 128-byte rows and
 // keys 128-191 in 64-byte rows after them (fp8::vt_offset): the K-major B operand of the FP8 P V.
 //
 // The keys of each group of 32 are stored in fp8::key_at's order, the order in which a thread
@@ -274,7 +274,7 @@ struct Nvfp4Widener {
 // P = 0); that tile takes the slower path of a step at a time with the masks.
 template <class Tr>
 struct VTransposer {
-  static_assert(Tr::kQkvFp8 && (Tr::kBlockN == 192 || Tr::kBlockN == 128 || Tr::kBlockN == 64),
+  static_assert(Tr::kQkvFp8 && (Tr::kBlockN == 192 || Tr::kBlockN == 128 || Tr::kBlockN == 64 || Tr::kBlockN == 32),
                 "V^T rows: one or two swizzle rows of keys");
   static constexpr int kGroups = Tr::kBlockN / 32;
   static constexpr int kUnits = Tr::kHeadDim / 16;
@@ -282,6 +282,9 @@ struct VTransposer {
   // tile), or two where the producer warpgroup runs on 24 registers.
   static constexpr int kBatch = Tr::kProducerRegs >= 40 ? (kGroups > 4 ? kGroups / 2 : kGroups) : 2;
   static_assert(kGroups % kBatch == 0, "whole batches of groups");
+  // One group a tile (32 keys, head dim 512): units whose reads are in flight together instead
+  // (a warp's 10-11 units of 32 in three batches).
+  static constexpr int kUnitBatch = kGroups == 1 ? 4 : 1;
 
   // Warp w of the kWidenerWarps moves column units w, w + kWidenerWarps, ...: per unit, the
   // kGroups steps' ldmatrix reads are issued in batches (their addresses differ by constants),
@@ -336,16 +339,32 @@ struct VTransposer {
     uint32_t group_offset[kGroups];
 #pragma unroll
     for (int g = 0; g < kGroups; ++g) group_offset[g] = group_at(g);
+    if constexpr (kUnitBatch > 1) {
+      constexpr int kStride = kWidenerWarps * kUnitBatch;
 #pragma unroll 1
-    for (int unit = u / 32; unit < kUnits; unit += kWidenerWarps) {
-      const uint32_t src = unit_src(unit);
+      for (int unit = u / 32; unit < kUnits; unit += kStride) {
+        uint32_t r[kUnitBatch][4];
 #pragma unroll
-      for (int g0 = 0; g0 < kGroups; g0 += kBatch) {
-        uint32_t r[kBatch][4];
+        for (int i = 0; i < kUnitBatch; ++i) {
+          if (unit + i * kWidenerWarps < kUnits) ldsm_t4(unit_src(unit + i * kWidenerWarps), r[i]);
+        }
 #pragma unroll
-        for (int g = 0; g < kBatch; ++g) ldsm_t4(src + (g0 + g) * 32 * kRaw, r[g]);
+        for (int i = 0; i < kUnitBatch; ++i) {
+          if (unit + i * kWidenerWarps < kUnits) stsm4(unit_dst(unit + i * kWidenerWarps, 0) + group_offset[0], r[i]);
+        }
+      }
+    } else {
+#pragma unroll 1
+      for (int unit = u / 32; unit < kUnits; unit += kWidenerWarps) {
+        const uint32_t src = unit_src(unit);
 #pragma unroll
-        for (int g = 0; g < kBatch; ++g) stsm4(unit_dst(unit, g0 + g) + group_offset[g0 + g], r[g]);
+        for (int g0 = 0; g0 < kGroups; g0 += kBatch) {
+          uint32_t r[kBatch][4];
+#pragma unroll
+          for (int g = 0; g < kBatch; ++g) ldsm_t4(src + (g0 + g) * 32 * kRaw, r[g]);
+#pragma unroll
+          for (int g = 0; g < kBatch; ++g) stsm4(unit_dst(unit, g0 + g) + group_offset[g0 + g], r[g]);
+        }
       }
     }
   }

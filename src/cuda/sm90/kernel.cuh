@@ -220,10 +220,12 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
   constexpr bool kQInRegs = Mma::kQRegs > 0 && !kSkip;
   uint32_t q_regs[Mma::kQRegs > 0 ? Mma::kQRegs : 1];
   if constexpr (kQInRegs) Mma::load_q_operand(q_regs, q_ptr, t);
-  // kColSplit: the warpgroup's own column chunks of K and V.
-  const uint32_t kv_cols = (first_col_of<Tr>(consumer_index) / kChunkCols) * Tr::kKvChunkStride;
+  // kColSplit: the warpgroup's own column chunks of K and V (e4m3 Q/K/V: its rows of V^T, kBlockN
+  // bytes each).
+  const uint32_t kv_cols = (first_col_of<Tr>(consumer_index) / Tr::kChunkElems) * Tr::kKvChunkStride;
+  const uint32_t v_cols = Tr::kQkvFp8 ? first_col_of<Tr>(consumer_index) * Tr::kBlockN : kv_cols;
   auto k_tile = [&](int stage) { return smem_base + Tr::kSmemK + stage * Tr::kKvTileBytes + kv_cols; };
-  auto v_tile = [&](int stage) { return smem_base + Tr::kSmemV + stage * Tr::kKvTileBytes + kv_cols; };
+  auto v_tile = [&](int stage) { return smem_base + Tr::kSmemV + stage * Tr::kKvTileBytes + v_cols; };
   // One arrival per consumer warp releases a stage.
   auto release = [&](uint64_t* bar) {
     if (lane == 0) arrive_barrier(bar);
@@ -244,6 +246,10 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
     }
   };
   float correction[2];
+  // Whether O is rescaled only where a row's correction is not 1: with lazy rescaling (most tiles
+  // move no maximum), and in the e4m3 column-split kernel, whose O (128 registers) dwarfs its
+  // 32-key tile's softmax and whose exact maxima move on few tiles.
+  constexpr bool kRescaleWhenMoved = Tr::kLazySchedule || (Tr::kColSplit && Tr::kQkvFp8);
 
   int n_min, n_max;
   w.key_tiles<Tr::kBlockN>(band, &n_min, &n_max);
@@ -330,7 +336,7 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
         } else {
           softmax.update_from(tile_max, s, row_scale, correction);
           if constexpr (!kRescaleInTurn) {
-            if (!Tr::kLazySchedule || correction[0] != 1.0f || correction[1] != 1.0f) rescale_o();
+            if (!kRescaleWhenMoved || correction[0] != 1.0f || correction[1] != 1.0f) rescale_o();
           }
           Mma::to_operand(s, prob);
         }
@@ -348,9 +354,10 @@ __device__ __forceinline__ void consume_tile(const Params& p, const TmaMaps& map
       }
       release(bars.empty_v(v_state.stage));
       v_state.advance(Tr::kVStages);
-      // With lazy rescaling (softmax.cuh) most tiles leave both rows' maxima, and O, as they were.
+      // With lazy rescaling (softmax.cuh) most tiles leave both rows' maxima, and O, as they were
+      // (kRescaleWhenMoved).
       if constexpr (!kRescaleInTurn) {
-        if (!Tr::kLazySchedule || correction[0] != 1.0f || correction[1] != 1.0f) rescale_o();
+        if (!kRescaleWhenMoved || correction[0] != 1.0f || correction[1] != 1.0f) rescale_o();
       }
       Mma::to_operand(s, prob);
     }

@@ -1,5 +1,5 @@
 // The two GEMMs of a consumer warpgroup on WGMMA (64 rows each):
-//   S  = Q K^T   A = Q and B = K from shared memory, both K-major (the 16-bit column-split kernel
+//   S  = Q K^T   A = Q and B = K from shared memory, both K-major (the column-split kernels
 //                without the vote: Q's first k steps from registers, kQRegSteps)
 //   O += P V     A = P from registers (the S accumulator converted in place), B = V MN-major
 // The instructions are CuTe's SM90 GMMA atoms; this file builds their shared-memory
@@ -41,17 +41,25 @@ __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint
 
 constexpr uint32_t kGroupBytes = 8 * kSwizzleBytes;  // 8 rows of one chunk: the swizzle period
 
-// The same for a K-major operand of 64-byte rows with the 64-byte swizzle (8-row groups of 512
-// bytes): V^T of 64-key tiles, and Q and K at D = 64, in the FP8 path.
-__device__ __forceinline__ uint64_t sw64_desc(uint32_t addr) {
+// A K-major operand of rows narrower than 128 bytes in their own swizzle (8-row groups of 8 row
+// sizes, `group_bytes` apart; the leading offset unused), starting at smem byte address `addr`.
+__device__ __forceinline__ uint64_t narrow_kmajor_desc(uint32_t addr, uint32_t group_bytes, gmma::LayoutType layout) {
   cute::GmmaDescriptor d;
   d.bitfield.start_address_ = static_cast<uint16_t>(addr >> 4);
   d.bitfield.leading_byte_offset_ = 1;
-  d.bitfield.stride_byte_offset_ = static_cast<uint16_t>(512 >> 4);
+  d.bitfield.stride_byte_offset_ = static_cast<uint16_t>(group_bytes >> 4);
   d.bitfield.base_offset_ = 0;  // every tile starts on 1024 bytes
-  d.bitfield.layout_type_ = static_cast<uint8_t>(gmma::LayoutType::B64);
+  d.bitfield.layout_type_ = static_cast<uint8_t>(layout);
   return d.desc_;
 }
+
+// 64-byte rows in the 64-byte swizzle (8-row groups of 512 bytes): V^T of 64-key tiles, and Q and
+// K at D = 64, in the FP8 path.
+__device__ __forceinline__ uint64_t sw64_desc(uint32_t addr) { return narrow_kmajor_desc(addr, 512, gmma::LayoutType::B64); }
+
+// 32-byte rows in the 32-byte swizzle (8-row groups of 256 bytes): V^T of 32-key tiles in the FP8
+// path (head dim 512), one k32 step a row.
+__device__ __forceinline__ uint64_t sw32_desc(uint32_t addr) { return narrow_kmajor_desc(addr, 256, gmma::LayoutType::B32); }
 
 // The GMMA atoms by (element type, N).
 template <typename T, int N>
@@ -82,30 +90,21 @@ CTXATTN_SM90_GMMA_OPS(__half, F16, 64)
 CTXATTN_SM90_GMMA_OPS(__half, F16, 128)
 CTXATTN_SM90_GMMA_OPS(__half, F16, 256)
 #undef CTXATTN_SM90_GMMA_OPS
-template <>
-struct SsOp<__nv_fp8_e4m3, 64> {
-  using type = gmma::MMA_64x64x32_F32E4M3E4M3_SS_TN<>;
-};
-template <>
-struct SsOp<__nv_fp8_e4m3, 128> {
-  using type = gmma::MMA_64x128x32_F32E4M3E4M3_SS_TN<>;
-};
-template <>
-struct SsOp<__nv_fp8_e4m3, 192> {
-  using type = gmma::MMA_64x192x32_F32E4M3E4M3_SS_TN<>;
-};
-template <>
-struct RsOp<__nv_fp8_e4m3, 64> {
-  using type = gmma::MMA_64x64x32_F32E4M3E4M3_RS_TN<>;
-};
-template <>
-struct RsOp<__nv_fp8_e4m3, 128> {
-  using type = gmma::MMA_64x128x32_F32E4M3E4M3_RS_TN<>;
-};
-template <>
-struct RsOp<__nv_fp8_e4m3, 256> {
-  using type = gmma::MMA_64x256x32_F32E4M3E4M3_RS_TN<>;
-};
+// e4m3: A and B K-major (the only FP8 form), SS and RS.
+#define CTXATTN_SM90_FP8_OP(KIND, ATOM, N)                           \
+  template <>                                                        \
+  struct KIND##Op<__nv_fp8_e4m3, N> {                                \
+    using type = gmma::MMA_64x##N##x32_F32E4M3E4M3_##ATOM##_TN<>;    \
+  };
+CTXATTN_SM90_FP8_OP(Ss, SS, 32)
+CTXATTN_SM90_FP8_OP(Ss, SS, 64)
+CTXATTN_SM90_FP8_OP(Ss, SS, 128)
+CTXATTN_SM90_FP8_OP(Ss, SS, 192)
+CTXATTN_SM90_FP8_OP(Rs, RS, 32)
+CTXATTN_SM90_FP8_OP(Rs, RS, 64)
+CTXATTN_SM90_FP8_OP(Rs, RS, 128)
+CTXATTN_SM90_FP8_OP(Rs, RS, 256)
+#undef CTXATTN_SM90_FP8_OP
 
 template <class Op, int N, size_t... I>
 __device__ __forceinline__ void ss_fma(uint64_t a, uint64_t b, float (&d)[N], gmma::ScaleOut scale,
@@ -161,6 +160,29 @@ __device__ __forceinline__ void issue_qk(float (&s)[kSRegs], uint32_t q, uint32_
   fence_operands(s);
 }
 
+// The A operand of the first kSteps k steps of Q K^T (32 bytes each: 16 16-bit or 32 e4m3 values)
+// from a warpgroup's swizzled Q tile q_ptr (64 rows in chunks of 128-byte rows, traits.cuh), by
+// ldmatrix, 4 registers a step: lanes 8m..8m+7 address the rows of 8 x 8 matrix m of 16-bit
+// elements (rows + 8 for odd m, 16 bytes on for m >= 2), which come back as a0..a3 of the operand.
+// The FP8 A operand of a k32 step puts the same bytes in the same registers (fp8_layout.h: byte b
+// of register r is k position 16 (r / 2) + 4q + b, 16-bit element 8 (r / 2) + 2q + b / 2). The
+// caller has synchronised the warpgroup after Q's stores.
+template <int kSteps, int kRegs>
+__device__ __forceinline__ void load_q_fragments(uint32_t (&qf)[kRegs], const char* q_ptr, int t) {
+  static_assert(kRegs >= 4 * kSteps, "4 registers a step");
+  const int lane = t % 32;
+  const int row = (t / 32) * 16 + (lane % 8) + 8 * ((lane / 8) % 2);
+#pragma unroll
+  for (int kk = 0; kk < kSteps; ++kk) {
+    // smem_layout.cuh swizzled_offset of column 16 kk + 8 (lane / 16), written out: through that
+    // helper ptxas compiled d512's tile loop 12 instructions longer.
+    const int unit = ((kk % 4) * 2 + lane / 16) ^ (row % 8);  // 16-byte unit of the swizzled row
+    const char* src = q_ptr + (kk / 4) * (kRowsPerWarpgroup * kSwizzleBytes) + row * kSwizzleBytes + unit * 16;
+    cute::SM75_U32x4_LDSM_N::copy(*reinterpret_cast<const cute::uint128_t*>(src), qf[4 * kk], qf[4 * kk + 1],
+                                  qf[4 * kk + 2], qf[4 * kk + 3]);
+  }
+}
+
 template <typename T, class Tr>
 struct WarpgroupMma {
   static constexpr int kPLog2 = 0;        // P is the softmax's p
@@ -185,23 +207,10 @@ struct WarpgroupMma {
     issue_qk<Op, Tr::kOCols / 16>(s, q, k, Tr::kKvChunkStride, Tr::kKvGroupStride);
   }
 
-  // The A operand of the first kQRegSteps k16 steps of Q K^T from this warpgroup's swizzled Q
-  // tile q_ptr (64 rows in chunks of 64 columns, traits.cuh), by ldmatrix: lanes 8m..8m+7 address
-  // the rows of 8 x 8 matrix m (rows + 8 for odd m, columns + 8 for m >= 2), which come back as
-  // a0..a3 of the operand order to_operand (below) describes. The caller has synchronised the
-  // warpgroup after Q's stores.
+  // The A operand of the first kQRegSteps k16 steps of Q K^T (load_q_fragments), in the operand
+  // order to_operand (below) describes.
   __device__ static void load_q_operand(uint32_t (&qf)[kQRegs > 0 ? kQRegs : 1], const char* q_ptr, int t) {
-    const int lane = t % 32;
-    const int row = (t / 32) * 16 + (lane % 8) + 8 * ((lane / 8) % 2);
-#pragma unroll
-    for (int kk = 0; kk < kQRegSteps; ++kk) {
-      // smem_layout.cuh swizzled_offset of column 16 kk + 8 (lane / 16), written out: through that
-      // helper ptxas compiled d512's tile loop 12 instructions longer.
-      const int unit = ((kk % 4) * 2 + lane / 16) ^ (row % 8);  // 16-byte unit of the swizzled row
-      const char* src = q_ptr + (kk / 4) * (kRowsPerWarpgroup * kSwizzleBytes) + row * kSwizzleBytes + unit * 16;
-      cute::SM75_U32x4_LDSM_N::copy(*reinterpret_cast<const cute::uint128_t*>(src), qf[4 * kk], qf[4 * kk + 1],
-                                    qf[4 * kk + 2], qf[4 * kk + 3]);
-    }
+    load_q_fragments<kQRegSteps>(qf, q_ptr, t);
   }
 
   // Issues S = Q K^T with Q's first kQRegSteps k steps in registers (load_q_operand), the rest
@@ -257,17 +266,37 @@ struct WarpgroupMma {
 // stays at FP8 rate. Every other output kind uses hi alone (within the SPEC's fp8 tolerances).
 template <class Tr>
 struct WarpgroupMma<__nv_fp8_e4m3, Tr> {
-  static_assert(Tr::kQkvFp8 && (Tr::kBlockN == 192 || Tr::kBlockN == 128 || Tr::kBlockN == 64),
-                "V^T rows: 128- or 64-byte swizzle rows (fp8_stage.cuh VTransposer)");
+  static_assert(Tr::kQkvFp8 && (Tr::kBlockN == 192 || Tr::kBlockN == 128 || Tr::kBlockN == 64 ||
+                                (Tr::kBlockN == 32 && Tr::kColSplit)),
+                "V^T rows: 128-, 64- or (head dim 512) 32-byte swizzle rows (fp8_stage.cuh VTransposer)");
   static_assert(!Tr::kLazySchedule, "256 p must stay within e4m3's range: p <= 1");
   static constexpr int kSRegs = Tr::kBlockN / 2;   // 64 x kBlockN fp32 over 128 threads
-  static constexpr int kORegs = Tr::kHeadDim / 2;  // 64 x D fp32 over 128 threads
+  static constexpr int kORegs = Tr::kOCols / 2;    // 64 x D (kColSplit: D / 2) fp32 over 128 threads
   static constexpr int kPQuads = Tr::kBlockN / 8;  // one term of P as packed e4m3 quads
   static constexpr int kPRegs = (Tr::kTwoTermP ? 2 : 1) * kPQuads;  // hi terms, then lo terms
   static constexpr int kPLog2 = Tr::kFoldPScale ? 8 : 0;          // what the softmax leaves: 256 p, or p
-  static constexpr int kQRegs = 0;                                // Q from shared memory
+  // kColSplit: the warpgroup's 64 x 256 e4m3 Q as the A operand of all eight k32 steps of Q K^T in
+  // registers (32 a thread), read once an item. Two warpgroups' N = 32 e4m3 Q K^T from shared
+  // memory alone runs at 128 B a cycle, 0.67x the FP8 tensor peak, from registers at 0.96x
+  // (bench/cpp/gmma_rates.cu). Elsewhere Q stays in shared memory.
+  static constexpr int kQRegSteps = Tr::kColSplit ? Tr::kOCols / 32 : 0;
+  static constexpr int kQRegs = kQRegSteps * 4;
   static constexpr float kPScale = Tr::kFoldPScale ? 1.0f : 256.0f;  // what to_operand multiplies it by
   static constexpr float kOScale = 1.0f / 256.0f;
+
+  // The A operand of Q K^T's register steps (load_q_fragments: the same bytes as 16-bit steps).
+  __device__ static void load_q_operand(uint32_t (&qf)[kQRegs > 0 ? kQRegs : 1], const char* q_ptr, int t) {
+    load_q_fragments<kQRegSteps>(qf, q_ptr, t);
+  }
+
+  // Q K^T with the first kQRegSteps steps' A from qf (kColSplit: every step), k the first of the
+  // warpgroup's K columns.
+  __device__ static void qk(float (&s)[kSRegs], const uint32_t (&qf)[kQRegs > 0 ? kQRegs : 1], uint32_t q,
+                            uint32_t k) {
+    using Op = typename SsOp<__nv_fp8_e4m3, Tr::kBlockN>::type;
+    using RegOp = typename RsOp<__nv_fp8_e4m3, Tr::kBlockN>::type;
+    issue_qk<Op, Tr::kOCols / 32, RegOp, kQRegSteps>(s, q, k, Tr::kKvChunkStride, Tr::kKvGroupStride, qf);
+  }
 
   __device__ static void qk(float (&s)[kSRegs], uint32_t q, uint32_t k) {
     using Op = typename SsOp<__nv_fp8_e4m3, Tr::kBlockN>::type;
@@ -280,17 +309,17 @@ struct WarpgroupMma<__nv_fp8_e4m3, Tr> {
       cute::warpgroup_commit_batch();
       fence_operands(s);
     } else {
-      issue_qk<Op, Tr::kHeadDim / 32>(s, q, k, Tr::kKvChunkStride, Tr::kKvGroupStride);
+      issue_qk<Op, Tr::kOCols / 32>(s, q, k, Tr::kKvChunkStride, Tr::kKvGroupStride);
     }
   }
 
-  // vt: V^T, D rows of kBlockN key bytes (one 128- or 64-byte swizzle row each; 192 keys in two
-  // parts, fp8::vt_offset). Tr::kTwoTermP:
+  // vt: V^T, D rows of kBlockN key bytes (one 128-, 64- or 32-byte swizzle row each; 192 keys in
+  // two parts, fp8::vt_offset; kColSplit: the first of the warpgroup's 256 rows). Tr::kTwoTermP:
   // P in two terms (hi, then lo, each times V^T into O), for nvfp4 output, whose code contract
   // (RMS < 0.3) one e4m3 term misses (0.28-0.33 in bench/fp8_p_error.py); the other outputs keep
   // their tolerances with the hi term alone and pay half the P V tensor work.
   __device__ static void pv(float (&o)[kORegs], uint32_t (&p)[kPRegs], uint32_t vt) {
-    using Op = typename RsOp<__nv_fp8_e4m3, Tr::kHeadDim>::type;
+    using Op = typename RsOp<__nv_fp8_e4m3, Tr::kOCols>::type;
     fence_operands(o);
     fence_operands(p);
     cute::warpgroup_arrive();
@@ -316,8 +345,9 @@ struct WarpgroupMma<__nv_fp8_e4m3, Tr> {
     fence_operands(p);
   }
   // k step kk (32 keys) of V^T: inside the 128-byte rows, or the 64-byte rows (at 192 keys,
-  // steps 4 and 5, in the second part).
+  // steps 4 and 5, in the second part), or the whole 32-byte rows.
   __device__ static uint64_t vt_desc(uint32_t vt, int kk) {
+    if (Tr::kBlockN == 32) return sw32_desc(vt);
     if (Tr::kBlockN == 64) return sw64_desc(vt + kk * 32);
     if (Tr::kBlockN == 192 && kk >= 4) return sw64_desc(vt + Tr::kHeadDim * 128 + (kk - 4) * 32);
     return sw128_desc(vt + kk * 32, 16, kGroupBytes);

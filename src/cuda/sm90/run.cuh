@@ -112,7 +112,8 @@ Status launch_attention(const Params& p, const LaunchEnv& env, const TmaMaps& ma
                        static_cast<int>(num_tiles));
 }
 
-// e4m3 Q/K/V: the kernel with a two-term P for nvfp4 output, one term otherwise (mma.cuh). The
+// e4m3 Q/K/V: the kernel with a two-term P for nvfp4 output, one term otherwise (mma.cuh; at head
+// dim 512 one term only). The
 // one-term kernel at D = 128 runs as two forms (traits.cuh kTake): the short form over the whole
 // call, then, where the call may hold requests of kLongTileMinKv keys or more, the long form
 // (192-key tiles, TMA boxes of at most 64 rows: env.long_maps). Each computes its own requests
@@ -123,7 +124,12 @@ Status run_attention(const Params& p, const LaunchEnv& env, const TmaMaps& maps)
   using T = typename ElemType<kElem>::type;
   if constexpr (kElem == Elem::kE4m3) {
     if (p.out_dtype == CTXATTN_DTYPE_NVFP4) {
-      return launch_attention<T, Traits<kHeadDim, kKv, true, true>>(p, env, maps);
+      // (Head dim 512 has no two-term kernel: hopper.cpp fp8_mma sends nvfp4 output to the widened one.)
+      if constexpr (kHeadDim == 512) {
+        return Status::Error(CTXATTN_STATUS_UNSUPPORTED, "out: nvfp4 output at head dim 512 runs on the e4m3-cache kernel");
+      } else {
+        return launch_attention<T, Traits<kHeadDim, kKv, true, true>>(p, env, maps);
+      }
     }
     if constexpr (kHeadDim == 128) {
       const bool long_keys = p.max_kv_len >= kLongTileMinKv;

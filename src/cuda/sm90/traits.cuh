@@ -117,9 +117,13 @@ struct Traits {
   // the whole S, run the same softmax on it (the same P, maxima and sums) and multiply P by their
   // own 256 columns of V. No FLOP is computed twice; the price is the exchange (a thread writes
   // and reads 16 floats a tile) and the softmax done by both warpgroups.
-  // Over an e4m3 cache (kKvFp8) the same, on the widened fp16 stages.
+  // Over an e4m3 cache (kKvFp8) the same, on the widened fp16 stages. e4m3 Q/K/V (kQkvFp8) on
+  // the FP8 tensor cores: each warpgroup's 256 columns of Q as e4m3 registers (mma.cuh), K as
+  // loaded, V^T of 32-byte rows (the 32-byte swizzle; fp8_stage.cuh VTransposer); nvfp4 output
+  // (the two-term P) stays on the widened kernel (hopper.cpp fp8_mma).
   static constexpr bool kColSplit = kHeadDim > 256;
-  static_assert(!kColSplit || (kKv_ != kKvNvfp4 && !kQkvFp8_), "head dim 512: 16-bit Q, K and V or an e4m3 cache");
+  static_assert(!kColSplit || (kKv_ != kKvNvfp4 && !kTwoTermP_),
+                "head dim 512: 16-bit Q, K and V, an e4m3 cache, or one-term e4m3 Q/K/V");
   // Columns of Q and O a consumer warpgroup holds, and its k depth of Q K^T.
   static constexpr int kOCols = kColSplit ? kHeadDim / 2 : kHeadDim;
   // Three consumer warpgroups (192-row M tiles) at D = 64 (16-bit and e4m3 Q/K/V): with two, a
@@ -161,6 +165,8 @@ struct Traits {
   // (one buffer: no Q ahead, below), K and V^T 2 x 24 KB each, the raw V 2 x 24 KB: 176 KB.
   static constexpr bool kFp8LongTile = kTake == kTakeLong;
   // Head dim 512: 32 keys (K and V take 1 KB of shared memory a key each; see the plan below).
+  // e4m3 Q/K/V keeps 32: K, V^T and the raw V take 512 bytes a key each, two stages of each 96 KB,
+  // beside 64 KB of Q / output staging and the 32 KB exchange (192 KB).
   static constexpr int kBlockN = kFp8LongTile ? 192 : kHeadDim <= 128 || kFp8WideTile ? 128 : kColSplit ? 32 : 64;
   // Rows of a TMA box at most: the largest power of two dividing kBlockN (a tile is whole boxes).
   static constexpr int kBoxRows = kBlockN & -kBlockN;
