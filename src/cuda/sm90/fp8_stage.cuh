@@ -260,8 +260,9 @@ struct Nvfp4Widener {
 // e4m3 Q/K/V (Tr::kQkvFp8): the producer warpgroup's warps 1-3 transpose each raw V tile (kBlockN
 // keys x D bytes, in the chunked 128-byte swizzle TMA wrote) into V^T, D rows of kBlockN key
 // bytes, 128-byte swizzle for 128 keys, 64-byte swizzle for 64 (the nvfp4-output kernel at
-// D = 256) and 32-byte swizzle for 32 (head dim 512); 192 keys (the long form at D = 128) are two parts, keys 0-127 in 128-byte rows and
-// keys 128-191 in 64-byte rows after them (fp8::vt_offset): the K-major B operand of the FP8 P V.
+// D = 256) and 32-byte swizzle for 32 (head dim 512); 192 keys (the long form at D = 128) are two
+// parts, keys 0-127 in 128-byte rows and keys 128-191 in 64-byte rows after them
+// (fp8::vt_offset): the K-major B operand of the FP8 P V.
 //
 // The keys of each group of 32 are stored in fp8::key_at's order, the order in which a thread
 // holds P in its S accumulator, so the FP8 A operand of P V is the accumulator converted in place

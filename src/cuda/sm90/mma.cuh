@@ -55,11 +55,15 @@ __device__ __forceinline__ uint64_t narrow_kmajor_desc(uint32_t addr, uint32_t g
 
 // 64-byte rows in the 64-byte swizzle (8-row groups of 512 bytes): V^T of 64-key tiles, and Q and
 // K at D = 64, in the FP8 path.
-__device__ __forceinline__ uint64_t sw64_desc(uint32_t addr) { return narrow_kmajor_desc(addr, 512, gmma::LayoutType::B64); }
+__device__ __forceinline__ uint64_t sw64_desc(uint32_t addr) {
+  return narrow_kmajor_desc(addr, 512, gmma::LayoutType::B64);
+}
 
 // 32-byte rows in the 32-byte swizzle (8-row groups of 256 bytes): V^T of 32-key tiles in the FP8
 // path (head dim 512), one k32 step a row.
-__device__ __forceinline__ uint64_t sw32_desc(uint32_t addr) { return narrow_kmajor_desc(addr, 256, gmma::LayoutType::B32); }
+__device__ __forceinline__ uint64_t sw32_desc(uint32_t addr) {
+  return narrow_kmajor_desc(addr, 256, gmma::LayoutType::B32);
+}
 
 // The GMMA atoms by (element type, N).
 template <typename T, int N>
@@ -252,7 +256,8 @@ struct WarpgroupMma {
 };
 
 // e4m3 Q, K and V (Tr::kQkvFp8) on FP8 WGMMA (k = 32 a step):
-//   S  = Q K^T   both from shared memory, K-major (rows of 128 e4m3 bytes, as loaded)
+//   S  = Q K^T   both from shared memory, K-major (rows of 128 e4m3 bytes, as loaded; at head
+//                dim 512 without the vote, Q from registers: kQRegSteps)
 //   O += P V     P from registers as e4m3, B = V^T K-major (keys permuted, fp8_stage.cuh VTransposer)
 // P is quantised as 256 p (p <= 1 without lazy rescaling, which these traits turn off, so at most
 // 256 < 448): the power of two keeps small probabilities among e4m3's normal numbers, and O is

@@ -126,7 +126,8 @@ Status run_attention(const Params& p, const LaunchEnv& env, const TmaMaps& maps)
     if (p.out_dtype == CTXATTN_DTYPE_NVFP4) {
       // (Head dim 512 has no two-term kernel: hopper.cpp fp8_mma sends nvfp4 output to the widened one.)
       if constexpr (kHeadDim == 512) {
-        return Status::Error(CTXATTN_STATUS_UNSUPPORTED, "out: nvfp4 output at head dim 512 runs on the e4m3-cache kernel");
+        return Status::Error(CTXATTN_STATUS_UNSUPPORTED,
+                             "out: nvfp4 output at head dim 512 runs on the e4m3-cache kernel");
       } else {
         return launch_attention<T, Traits<kHeadDim, kKv, true, true>>(p, env, maps);
       }
