@@ -95,20 +95,21 @@ CTXATTN_SM90_GMMA_OPS(__half, F16, 128)
 CTXATTN_SM90_GMMA_OPS(__half, F16, 256)
 #undef CTXATTN_SM90_GMMA_OPS
 // e4m3: A and B K-major (the only FP8 form), SS and RS.
-#define CTXATTN_SM90_FP8_OP(KIND, ATOM, N)                           \
-  template <>                                                        \
-  struct KIND##Op<__nv_fp8_e4m3, N> {                                \
-    using type = gmma::MMA_64x##N##x32_F32E4M3E4M3_##ATOM##_TN<>;    \
+#define CTXATTN_SM90_FP8_OPS(N)                                   \
+  template <>                                                     \
+  struct SsOp<__nv_fp8_e4m3, N> {                                 \
+    using type = gmma::MMA_64x##N##x32_F32E4M3E4M3_SS_TN<>;       \
+  };                                                              \
+  template <>                                                     \
+  struct RsOp<__nv_fp8_e4m3, N> {                                 \
+    using type = gmma::MMA_64x##N##x32_F32E4M3E4M3_RS_TN<>;       \
   };
-CTXATTN_SM90_FP8_OP(Ss, SS, 32)
-CTXATTN_SM90_FP8_OP(Ss, SS, 64)
-CTXATTN_SM90_FP8_OP(Ss, SS, 128)
-CTXATTN_SM90_FP8_OP(Ss, SS, 192)
-CTXATTN_SM90_FP8_OP(Rs, RS, 32)
-CTXATTN_SM90_FP8_OP(Rs, RS, 64)
-CTXATTN_SM90_FP8_OP(Rs, RS, 128)
-CTXATTN_SM90_FP8_OP(Rs, RS, 256)
-#undef CTXATTN_SM90_FP8_OP
+CTXATTN_SM90_FP8_OPS(32)
+CTXATTN_SM90_FP8_OPS(64)
+CTXATTN_SM90_FP8_OPS(128)
+CTXATTN_SM90_FP8_OPS(192)
+CTXATTN_SM90_FP8_OPS(256)
+#undef CTXATTN_SM90_FP8_OPS
 
 template <class Op, int N, size_t... I>
 __device__ __forceinline__ void ss_fma(uint64_t a, uint64_t b, float (&d)[N], gmma::ScaleOut scale,
